@@ -1,0 +1,41 @@
+# Two commands do all the set-up on a fresh machine: `make serve` and `make test`.
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+NODE_OK := node_modules/.installed
+
+.PHONY: serve test lint bench build chromium clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0   # the CPU build on this disk; the gpu extra accepts it
+	$(PY) -m pip install -q -e '.[site,serve,gpu,notebook,dev]'
+	touch $(STAMP)
+
+$(NODE_OK): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NODE_OK)
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+## serve: build the site and serve it with the JSON API on http://127.0.0.1:8000
+serve: $(STAMP) $(NODE_OK)
+	$(VENV)/bin/contention serve --host 127.0.0.1 --port $${PORT:-8000}
+
+## test: every test (unit, property, Pyodide-under-Node, Chromium, Triton interpreter)
+test: $(STAMP) $(NODE_OK) chromium
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+build: $(STAMP) $(NODE_OK)
+	$(VENV)/bin/contention build --out dist
+
+bench: $(STAMP)
+	$(VENV)/bin/contention bench
+
+clean:
+	rm -rf $(VENV) node_modules dist

@@ -1,0 +1,5 @@
+import sys
+
+from sims.cli import main
+
+sys.exit(main())

@@ -1,0 +1,65 @@
+"""``contention bench``: simulation throughput per preset, the median of several runs.
+
+Wall time is measured here, in the harness, never inside a simulation. The stream is generated
+before the clock starts, so the figures are the panels' own cost.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+import platform
+
+from sims.core import presets
+from sims.core.scenario import Scenario
+
+
+def _time_run(preset, panels=None) -> tuple[float, int, float]:
+    sc = Scenario(preset, panels=panels)
+    t0 = time.perf_counter()
+    sc.run()
+    wall = time.perf_counter() - t0
+    return wall, sc.events_done, sc.duration
+
+
+def run(names: list[str], runs: int = 3, per_panel: bool = True, progress: bool = False) -> dict:
+    out = {"python": platform.python_version(), "implementation": platform.python_implementation(),
+           "runs": runs, "presets": {}}
+    for name in names:
+        if progress:
+            print(f"bench {name} ...", file=sys.stderr, flush=True)
+        preset = presets.load(name)
+        walls = []
+        events = 0
+        for _ in range(runs):
+            wall, events, duration = _time_run(preset)
+            walls.append(wall)
+        wall = statistics.median(walls)
+        entry = {
+            "events": events,
+            "duration": preset.duration,
+            "wall_s": wall,
+            "events_per_s": events / wall if wall else 0.0,
+            "virtual_s_per_wall_s": preset.duration / wall if wall else 0.0,
+            "panels": {},
+        }
+        if per_panel and len(preset.panels) > 1:
+            for spec in preset.panels:
+                pw = statistics.median(_time_run(preset, [spec.name])[0] for _ in range(runs))
+                entry["panels"][spec.name] = {"wall_s": pw, "requests_per_s": events / pw if pw else 0.0}
+        elif per_panel:
+            spec = preset.panels[0]
+            entry["panels"][spec.name] = {"wall_s": wall, "requests_per_s": entry["events_per_s"]}
+        out["presets"][name] = entry
+    return out
+
+
+def table(report: dict) -> str:
+    lines = [f"Python {report['python']} ({report['implementation']}), median of {report['runs']} runs",
+             f"{'preset':<24} {'events':>9} {'events/s':>12} {'virtual x':>10}  slowest panel (req/s)"]
+    for name, e in report["presets"].items():
+        slow = min(e["panels"].items(), key=lambda kv: kv[1]["requests_per_s"], default=None)
+        slow_s = f"{slow[0]} {slow[1]['requests_per_s']:,.0f}" if slow else ""
+        lines.append(f"{name:<24} {e['events']:>9} {e['events_per_s']:>12,.0f} {e['virtual_s_per_wall_s']:>10,.1f}  {slow_s}")
+    return "\n".join(lines)

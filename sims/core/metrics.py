@@ -1,0 +1,104 @@
+"""Metric helpers: exact percentiles and time series sampled on the virtual clock."""
+
+from __future__ import annotations
+
+from bisect import insort
+
+
+def percentile(values: list[float], q: float, *, is_sorted: bool = False) -> float:
+    """Exact q-quantile (q in [0, 1]) with linear interpolation between closest ranks
+    (numpy's default). Empty input gives 0.0. Basic operations only: portable."""
+    if not values:
+        return 0.0
+    v = values if is_sorted else sorted(values)
+    pos = q * (len(v) - 1)
+    lo = int(pos)
+    hi = lo + 1 if lo + 1 < len(v) else lo
+    frac = pos - lo
+    return v[lo] + (v[hi] - v[lo]) * frac
+
+
+class Samples:
+    """A growing multiset of values kept sorted, so any percentile is exact at any time."""
+
+    __slots__ = ("_v", "total")
+
+    def __init__(self) -> None:
+        self._v: list[float] = []
+        self.total = 0.0
+
+    def add(self, x: float) -> None:
+        insort(self._v, x)
+        self.total += x
+
+    def __len__(self) -> int:
+        return len(self._v)
+
+    def p(self, q: float) -> float:
+        return percentile(self._v, q, is_sorted=True)
+
+    def mean(self) -> float:
+        return self.total / len(self._v) if self._v else 0.0
+
+    def max(self) -> float:
+        return self._v[-1] if self._v else 0.0
+
+
+def ratio(num: float, den: float) -> float:
+    """num / den, 0.0 when den is 0."""
+    return num / den if den else 0.0
+
+
+class SlidingMax:
+    """Most events in any window of length w: feed event times in order (events at (t-w, t])."""
+
+    __slots__ = ("w", "_times", "_head", "best")
+
+    def __init__(self, w: float) -> None:
+        self.w = w
+        self._times: list[float] = []
+        self._head = 0
+        self.best = 0
+
+    def add(self, t: float, n: int = 1) -> None:
+        times = self._times
+        for _ in range(n):
+            times.append(t)
+        head = self._head
+        while times[head] <= t - self.w:
+            head += 1
+        if head > 4096:
+            del times[:head]
+            head = 0
+        self._head = head
+        count = len(times) - head
+        if count > self.best:
+            self.best = count
+
+
+class SlidingSum:
+    """Largest sum of weights in any window (t-w, t]: weights fed in time order."""
+
+    __slots__ = ("w", "_items", "_head", "_sum", "best")
+
+    def __init__(self, w: float) -> None:
+        self.w = w
+        self._items: list[tuple[float, float]] = []
+        self._head = 0
+        self._sum = 0.0
+        self.best = 0.0
+
+    def add(self, t: float, weight: float) -> None:
+        self._items.append((t, weight))
+        self._sum += weight
+        items = self._items
+        head = self._head
+        while items[head][0] <= t - self.w:
+            self._sum -= items[head][1]
+            head += 1
+        if head > 4096:
+            del items[:head]
+            head = 0
+        self._head = head
+        if self._sum > self.best:
+            self.best = self._sum

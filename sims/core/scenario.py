@@ -1,0 +1,198 @@
+"""A scenario: one stream, N panels, driven by ``advance(until)`` on the virtual clock.
+
+Panels are independent, so ``advance`` feeds the stream slice to each panel in turn (panel-major);
+every panel still sees the same events in the same order. Checkpoints (deep copies of the panels,
+taken every ``checkpoint_every`` virtual seconds) make seeking backwards cheap.
+"""
+
+from __future__ import annotations
+
+import copy
+from bisect import bisect_right
+from typing import Any
+
+from sims.core import presets as _presets
+from sims.core import registry, stream
+from sims.core.panel import Panel, PanelContext
+
+
+def _ctx_deepcopy(self: PanelContext, memo: dict) -> PanelContext:
+    return self  # immutable and shared: never copy the whole stream into a checkpoint
+
+
+PanelContext.__deepcopy__ = _ctx_deepcopy  # type: ignore[attr-defined]
+
+
+def feed_default(panel: Panel, events: list[dict], lo: int, hi: int, until: float) -> None:
+    """The generic loop: advance to each event, hand it over, then advance to ``until``."""
+    advance = panel.advance
+    on_event = panel.on_event
+    for k in range(lo, hi):
+        ev = events[k]
+        advance(ev["t"])
+        on_event(ev)
+    advance(until)
+
+
+class Scenario:
+    def __init__(
+        self,
+        preset: _presets.Preset | str,
+        seed: int | None = None,
+        duration: float | None = None,
+        panels: list[str] | None = None,
+        *,
+        events: list[dict] | None = None,
+        checkpoint_every: float = 0.0,
+        sample_dt: float = 0.0,
+    ) -> None:
+        if isinstance(preset, str):
+            preset = _presets.load(preset)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError(f"seed must be an integer, got {seed!r}")
+        if duration is not None and not (duration > 0):
+            raise ValueError(f"duration must be a positive number of seconds, got {duration!r}")
+        self.preset = _presets.select_panels(preset, panels)
+        self.seed = preset.seed if seed is None else seed
+        self.duration = preset.duration if duration is None else float(duration)
+        horizon = max(self.duration, preset.duration)
+        # oracles look ahead over the preset's whole stream, so a shorter run is a prefix
+        self.events = events if events is not None else stream.build(self.preset, self.seed, horizon)
+        self._times = [ev["t"] for ev in self.events]
+        self._end = bisect_right(self._times, self.duration)
+        topic = registry.load_topic(self.preset.topic)
+        self.panels: dict[str, Panel] = {}
+        for spec in self.preset.panels:
+            ctx = PanelContext(self.seed, self.duration, self.events, spec.name, self.preset)
+            self.panels[spec.name] = topic.make_panel(spec.policy, spec.name, dict(spec.params), ctx)
+        self.t = 0.0
+        self._i = 0  # next stream index
+        self.checkpoint_every = checkpoint_every
+        self._checkpoints: list[tuple[float, int, dict]] = []
+        self._next_cp = 0.0
+        self.sample_dt = sample_dt
+        self.series: list[dict] = []
+        self._next_sample = 0.0
+        if checkpoint_every:
+            self._checkpoint()
+        if sample_dt:
+            self._sample()
+
+    # -- driving -----------------------------------------------------------------------------
+    def _feed(self, until: float) -> None:
+        hi = bisect_right(self._times, until, self._i, self._end)
+        for p in self.panels.values():
+            feed = getattr(p, "feed", None)
+            if feed is None:
+                feed_default(p, self.events, self._i, hi, until)
+            else:
+                feed(self.events, self._i, hi, until)
+        self._i = hi
+        self.t = until
+
+    def _checkpoint(self) -> None:
+        self._checkpoints.append((self.t, self._i, copy.deepcopy(self.panels)))
+        self._next_cp = self.t + self.checkpoint_every
+
+    def _sample(self) -> None:
+        self.series.append({"t": self.t, "panels": self.metrics()})
+        self._next_sample = self.t + self.sample_dt
+
+    def advance(self, until: float) -> float:
+        """Move the virtual clock to ``until`` (capped at the duration). Returns the new time."""
+        until = min(float(until), self.duration)
+        if until < self.t:
+            return self.seek(until)
+        while True:
+            stops = [until]
+            if self.checkpoint_every:
+                stops.append(self._next_cp)
+            if self.sample_dt:
+                stops.append(self._next_sample)
+            target = min(stops)
+            self._feed(target)
+            if self.checkpoint_every and target >= self._next_cp:
+                self._checkpoint()
+            if self.sample_dt and target >= self._next_sample:
+                self._sample()
+            if target >= until:
+                return self.t
+
+    def run(self) -> "Scenario":
+        self.advance(self.duration)
+        return self
+
+    def next_time(self) -> float | None:
+        """The next instant anything happens: a stream event or a panel's internal event."""
+        cands = []
+        if self._i < self._end:
+            cands.append(self._times[self._i])
+        for p in self.panels.values():
+            nt = p.next_time()
+            if nt is not None:
+                cands.append(nt)
+        cands = [c for c in cands if c > self.t]
+        return min(cands) if cands else None
+
+    def step(self) -> float:
+        """Advance to the next thing that happens (one event, or one engine step)."""
+        nt = self.next_time()
+        if nt is None:
+            return self.advance(self.duration)
+        return self.advance(min(nt, self.duration))
+
+    def seek(self, t: float) -> float:
+        """Jump to ``t``, backwards included: restore the nearest checkpoint at or before t
+        (or rebuild from the start) and replay forward."""
+        t = max(0.0, min(float(t), self.duration))
+        if t >= self.t:
+            return self.advance(t)
+        best = None
+        for cp in self._checkpoints:
+            if cp[0] <= t:
+                best = cp
+        if best is None:
+            fresh = Scenario(self.preset, self.seed, self.duration, events=self.events)
+            self.panels = fresh.panels
+            self.t, self._i = 0.0, 0
+        else:
+            self.t, self._i = best[0], best[1]
+            self.panels = copy.deepcopy(best[2])
+        self.series = [s for s in self.series if s["t"] <= self.t]
+        if self.sample_dt:
+            self._next_sample = (self.series[-1]["t"] + self.sample_dt) if self.series else self.t
+        self._next_cp = self.t + self.checkpoint_every
+        self._checkpoints = [cp for cp in self._checkpoints if cp[0] <= self.t]
+        return self.advance(t)
+
+    # -- reading -----------------------------------------------------------------------------
+    @property
+    def events_done(self) -> int:
+        return self._i
+
+    def metrics(self) -> dict[str, dict[str, float]]:
+        return {name: p.metrics() for name, p in self.panels.items()}
+
+    def views(self) -> dict[str, Any]:
+        return {name: p.view() for name, p in self.panels.items()}
+
+    def snapshot(self) -> dict:
+        return {"t": self.t, "panels": self.metrics()}
+
+    def stream_sha256(self) -> str:
+        return stream.sha256(self.events[: self._end])
+
+    def result(self) -> dict:
+        """The ``run --json`` object (call after running to the end)."""
+        return {
+            "preset": self.preset.name,
+            "topic": self.preset.topic,
+            "seed": self.seed,
+            "duration": self.duration,
+            "stream_sha256": self.stream_sha256(),
+            "panels": self.metrics(),
+        }
+
+    def check_invariants(self) -> None:
+        for p in self.panels.values():
+            p.check_invariants()

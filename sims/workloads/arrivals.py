@@ -1,0 +1,99 @@
+"""Arrival processes: poisson, bursty (on/off MMPP), periodic bursts at window edges, diurnal."""
+
+from __future__ import annotations
+
+from random import Random
+from typing import Iterator
+
+from sims.core import portmath
+from sims.core.dists import exponential
+from sims.core.registry import Param, workload
+
+
+@workload("poisson", rate=Param(float, 10.0, "arrivals per virtual second"))
+def poisson(params: dict, rng: Random, duration: float) -> Iterator[dict]:
+    """Poisson arrivals: exponential gaps at ``rate``."""
+    t, i, rate = 0.0, 0, params["rate"]
+    while True:
+        t += exponential(rng, rate)
+        if t > duration:
+            return
+        yield {"t": t, "kind": "request", "id": i}
+        i += 1
+
+
+@workload(
+    "bursty",
+    rate_on=Param(float, 50.0, "arrival rate while on"),
+    rate_off=Param(float, 2.0, "arrival rate while off"),
+    mean_on=Param(float, 1.0, "mean on-period, seconds"),
+    mean_off=Param(float, 4.0, "mean off-period, seconds"),
+)
+def bursty(params: dict, rng: Random, duration: float) -> Iterator[dict]:
+    """Two-state Markov-modulated Poisson process: exponential on/off periods."""
+    t, i, on = 0.0, 0, False
+    switch = exponential(rng, 1.0 / params["mean_off"])
+    while t <= duration:
+        rate = params["rate_on"] if on else params["rate_off"]
+        gap = exponential(rng, rate) if rate > 0 else float("inf")
+        if t + gap >= switch:
+            t = switch
+            on = not on
+            switch = t + exponential(rng, 1.0 / (params["mean_on"] if on else params["mean_off"]))
+            continue
+        t += gap
+        if t > duration:
+            return
+        yield {"t": t, "kind": "request", "id": i}
+        i += 1
+
+
+@workload(
+    "periodic_burst",
+    base_rate=Param(float, 2.0, "background poisson rate"),
+    period=Param(float, 1.0, "seconds between bursts"),
+    burst_at=Param(float, 0.95, "offset of each burst's start within its period"),
+    burst_width=Param(float, 0.1, "seconds each burst lasts"),
+    burst_count=Param(int, 20, "requests per burst, evenly spread"),
+)
+def periodic_burst(params: dict, rng: Random, duration: float) -> Iterator[dict]:
+    """Background poisson traffic plus evenly spaced bursts, e.g. straddling window edges."""
+    period, at, width, count = params["period"], params["burst_at"], params["burst_width"], params["burst_count"]
+    bursts = []
+    k = 0
+    while k * period + at <= duration:
+        start = k * period + at
+        bursts.extend(start + width * j / count for j in range(count))
+        k += 1
+    background = []
+    t = 0.0
+    while params["base_rate"] > 0:
+        t += exponential(rng, params["base_rate"])
+        if t > duration:
+            break
+        background.append(t)
+    for i, t in enumerate(sorted(bursts + background)):
+        if t > duration:
+            return
+        yield {"t": t, "kind": "request", "id": i}
+
+
+@workload(
+    "diurnal",
+    base_rate=Param(float, 5.0, "lowest rate"),
+    peak_rate=Param(float, 50.0, "highest rate"),
+    period=Param(float, 60.0, "seconds per simulated day"),
+)
+def diurnal(params: dict, rng: Random, duration: float) -> Iterator[dict]:
+    """Rate follows base + (peak - base)(1 - cos(2 pi t / period)) / 2; sampled by thinning."""
+    base, peak, period = params["base_rate"], params["peak_rate"], params["period"]
+    t, i = 0.0, 0
+    two_pi = 6.283185307179586
+    while True:
+        t += exponential(rng, peak)
+        if t > duration:
+            return
+        rate = base + (peak - base) * (1.0 - portmath.cos(two_pi * t / period)) / 2.0
+        if rng.random() * peak <= rate:
+            yield {"t": t, "kind": "request", "id": i}
+            i += 1

@@ -1,0 +1,136 @@
+"""LLM request streams: length mixes, shared system prompts across tenants, multi-turn chat.
+
+Each request event carries its prompt as ``segments``: ``[[content_id, tokens], ...]``. Two
+requests whose prompts start with the same segments share those tokens, so block hashes
+(prefix caching, prefix-aware routing) are computed from segments without listing tokens.
+"""
+
+from __future__ import annotations
+
+from random import Random
+from typing import Iterator
+
+from sims.core.dists import exponential, lognormal_mean
+from sims.core.registry import Param, workload
+
+
+def _length(rng: Random, mean: float, sigma: float, lo: int, hi: int) -> int:
+    if sigma <= 0:
+        return max(lo, min(hi, int(mean)))
+    return max(lo, min(hi, int(lognormal_mean(rng, mean, sigma) + 0.5)))
+
+
+def rate_at(ladder: list, default: float, t: float) -> float:
+    """The rate in force at t for a ladder [[t0, r0], [t1, r1], ...] (step function)."""
+    rate = default
+    for step in ladder:
+        if t >= step[0]:
+            rate = step[1]
+    return rate
+
+
+def arrivals(rng: Random, rate: float, ladder: list, duration: float) -> Iterator[float]:
+    """Poisson arrival times; a ladder changes the rate at its steps (exact: the gap is redrawn
+    at each step boundary, which is memoryless)."""
+    t = 0.0
+    bounds = [float(s[0]) for s in ladder]
+    while True:
+        r = rate_at(ladder, rate, t)
+        nxt = min([b for b in bounds if b > t], default=float("inf"))
+        if r <= 0:
+            if nxt == float("inf"):
+                return
+            t = nxt
+            continue
+        gap = exponential(rng, r)
+        if t + gap > nxt:
+            t = nxt
+            continue
+        t += gap
+        if t > duration:
+            return
+        yield t
+
+
+@workload(
+    "llm",
+    rate=Param(float, 2.0, "requests per second (poisson)"),
+    ladder=Param(list, [], "rate steps [[t, rate], ...] overriding rate from t on"),
+    prompt_mean=Param(float, 161.0, "mean prompt tokens (lognormal)"),
+    prompt_sigma=Param(float, 1.0, "lognormal sigma of prompt length; 0 = fixed"),
+    output_mean=Param(float, 338.0, "mean output tokens (lognormal)"),
+    output_sigma=Param(float, 1.0, "lognormal sigma of output length; 0 = fixed"),
+    max_len=Param(int, 2048, "cap on prompt + output tokens"),
+    max_tokens=Param(int, 0, "the max_tokens a client asks for; 0 = max_len - prompt"),
+    long_frac=Param(float, 0.0, "fraction of requests drawn from the long mix instead"),
+    long_prompt_mean=Param(float, 4000.0, "long mix: mean prompt tokens"),
+    long_output_mean=Param(float, 2000.0, "long mix: mean output tokens"),
+    system_prompts=Param(int, 0, "distinct shared system prompts (0 = none)"),
+    system_len=Param(int, 0, "tokens per shared system prompt"),
+    system_frac=Param(float, 1.0, "fraction of requests that start with a system prompt"),
+    tenants=Param(int, 1, "tenants; tenant i uses system prompt i mod system_prompts"),
+    chat_frac=Param(float, 0.0, "probability a request continues an open chat session"),
+    max_turns=Param(int, 8, "turns after which a chat session closes"),
+    chars_per_token=Param(float, 4.0, "prompt characters per token (for character estimates)"),
+)
+def llm(params: dict, rng: Random, duration: float) -> Iterator[dict]:
+    """ShareGPT-like requests by default (lognormal, mean in/out 161/338, max 2048)."""
+    p = params
+    open_sessions: list[dict] = []
+    next_session = 0
+    for i, t in enumerate(arrivals(rng, p["rate"], p["ladder"], duration)):
+        tenant = rng.randrange(p["tenants"]) if p["tenants"] > 1 else 0
+        long = p["long_frac"] > 0 and rng.random() < p["long_frac"]
+        pm = p["long_prompt_mean"] if long else p["prompt_mean"]
+        om = p["long_output_mean"] if long else p["output_mean"]
+        session = None
+        if open_sessions and p["chat_frac"] > 0 and rng.random() < p["chat_frac"]:
+            session = open_sessions[rng.randrange(len(open_sessions))]
+        if session is not None:
+            user = _length(rng, pm, p["prompt_sigma"], 1, p["max_len"])
+            segments = session["segments"] + [[f"a{session['id']}.{session['turn']}", session["last_out"]]]
+            session["turn"] += 1
+            segments.append([f"u{session['id']}.{session['turn']}", user])
+            tenant = session["tenant"]
+        else:
+            segments = []
+            if p["system_prompts"] > 0 and p["system_len"] > 0 and rng.random() < p["system_frac"]:
+                segments.append([f"sys{tenant % p['system_prompts']}", p["system_len"]])
+            user = _length(rng, pm, p["prompt_sigma"], 1, p["max_len"])
+            segments.append([f"u{i}", user])
+        prompt = sum(s[1] for s in segments)
+        if prompt >= p["max_len"]:  # keep room for at least one output token
+            over = prompt - (p["max_len"] - 1)
+            segments[-1][1] = max(1, segments[-1][1] - over)
+            prompt = sum(s[1] for s in segments)
+            if prompt >= p["max_len"]:
+                if session is not None:
+                    open_sessions.remove(session)
+                segments = [[f"u{i}", _length(rng, pm, p["prompt_sigma"], 1, p["max_len"] // 2)]]
+                prompt = segments[0][1]
+                session = None
+        output = _length(rng, om, p["output_sigma"], 1, p["max_len"] - prompt)
+        max_tokens = p["max_tokens"] or (p["max_len"] - prompt)
+        ev = {
+            "t": t,
+            "kind": "request",
+            "id": i,
+            "prompt_len": prompt,
+            "output_len": min(output, max_tokens),
+            "max_tokens": max_tokens,
+            "tenant": tenant,
+            "segments": segments,
+            "prompt_chars": int(prompt * p["chars_per_token"]),
+        }
+        if p["chat_frac"] > 0:
+            if session is None:
+                session = {"id": next_session, "turn": 0, "segments": segments, "tenant": tenant}
+                next_session += 1
+                open_sessions.append(session)
+            session["segments"] = [list(s) for s in segments]
+            session["last_out"] = ev["output_len"]
+            ev["session"] = session["id"]
+            ev["turn"] = session["turn"]
+            if session["turn"] >= p["max_turns"]:
+                open_sessions.remove(session)
+        yield ev

@@ -1,0 +1,40 @@
+"""Shared fixtures: the repo root and the Pyodide-under-Node runner."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pyodide_available() -> bool:
+    return shutil.which("node") is not None and (ROOT / "node_modules" / "pyodide" / "pyodide.mjs").exists()
+
+
+def run_in_pyodide(jobs: list[dict], tmp_path: Path, timeout: float = 1800) -> dict:
+    """Run ``api.run`` jobs in Pyodide under Node; returns the runner's JSON report."""
+    import site_build
+
+    archive = tmp_path / "sims.zip"
+    site_build.pack_python(archive)
+    jobs_file = tmp_path / "jobs.json"
+    jobs_file.write_text(json.dumps(jobs))
+    proc = subprocess.run(
+        ["node", str(ROOT / "tests" / "node" / "pyodide_run.mjs"), str(archive), str(jobs_file)],
+        capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    )
+    if proc.returncode != 0:
+        raise AssertionError(f"node runner failed ({proc.returncode}): {proc.stderr[-3000:]}")
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture
+def pyodide_runner(tmp_path):
+    if not pyodide_available():
+        pytest.fail("Pyodide is not installed: run `npm ci` (make test does)")
+    return lambda jobs: run_in_pyodide(jobs, tmp_path)

@@ -1,0 +1,37 @@
+// Run presets in Pyodide under Node, from node_modules (no network), and print JSON results.
+// usage: node tests/node/pyodide_run.mjs ARCHIVE.zip JOBS.json
+// JOBS: [{"preset": "...", "seed": 7|null, "duration": 30.0|null}, ...]
+import { loadPyodide } from "pyodide";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const indexURL = dirname(require.resolve("pyodide/package.json")) + "/";
+const [archive, jobsPath] = process.argv.slice(2);
+const jobs = JSON.parse(readFileSync(jobsPath, "utf8"));
+
+const t0 = performance.now();
+const pyodide = await loadPyodide({ indexURL, stdout: () => {}, stderr: (s) => process.stderr.write(s + "\n") });
+pyodide.unpackArchive(new Uint8Array(readFileSync(archive)), "zip", { extractDir: "/app" });
+pyodide.runPython("import sys; sys.path.insert(0, '/app')");
+const load_ms = performance.now() - t0;
+
+const runOne = pyodide.runPython(`
+import json, sys
+from sims.core import api
+def run_one(job):
+    job = json.loads(job)
+    return json.dumps(api.run(job["preset"], job.get("seed"), job.get("duration"), job.get("panels")))
+run_one
+`);
+const results = [];
+for (const job of jobs) {
+  const s = performance.now();
+  try {
+    results.push({ ok: true, result: JSON.parse(runOne(JSON.stringify(job))), wall_ms: performance.now() - s });
+  } catch (e) {
+    results.push({ ok: false, error: String(e).slice(-2000) });
+  }
+}
+process.stdout.write(JSON.stringify({ python: pyodide.runPython("import sys; sys.version"), load_ms, results }));
