@@ -16,7 +16,9 @@ _EPOCH = (2020, 1, 1, 0, 0, 0)
 
 def python_files() -> list[Path]:
     """What goes into Pyodide: the simulations, the presets and the bridge (no CLI edges)."""
-    files = sorted(p for p in (ROOT / "sims").rglob("*.py") if "__pycache__" not in p.parts)
+    files = sorted(
+        p for p in (ROOT / "sims").rglob("*") if p.suffix in (".py", ".toml", ".json") and "__pycache__" not in p.parts
+    )
     files += sorted((ROOT / "presets").glob("*.toml"))
     bridge = ROOT / "web" / "bridge.py"
     if bridge.exists():

@@ -6,10 +6,10 @@ before the clock starts, so the figures are the panels' own cost.
 
 from __future__ import annotations
 
+import platform
 import statistics
 import sys
 import time
-import platform
 
 from sims.core import presets
 from sims.core.scenario import Scenario
@@ -24,8 +24,12 @@ def _time_run(preset, panels=None) -> tuple[float, int, float]:
 
 
 def run(names: list[str], runs: int = 3, per_panel: bool = True, progress: bool = False) -> dict:
-    out = {"python": platform.python_version(), "implementation": platform.python_implementation(),
-           "runs": runs, "presets": {}}
+    out = {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "runs": runs,
+        "presets": {},
+    }
     for name in names:
         if progress:
             print(f"bench {name} ...", file=sys.stderr, flush=True)
@@ -56,10 +60,14 @@ def run(names: list[str], runs: int = 3, per_panel: bool = True, progress: bool 
 
 
 def table(report: dict) -> str:
-    lines = [f"Python {report['python']} ({report['implementation']}), median of {report['runs']} runs",
-             f"{'preset':<24} {'events':>9} {'events/s':>12} {'virtual x':>10}  slowest panel (req/s)"]
+    lines = [
+        f"Python {report['python']} ({report['implementation']}), median of {report['runs']} runs",
+        f"{'preset':<24} {'events':>9} {'events/s':>12} {'virtual x':>10}  slowest panel (req/s)",
+    ]
     for name, e in report["presets"].items():
         slow = min(e["panels"].items(), key=lambda kv: kv[1]["requests_per_s"], default=None)
         slow_s = f"{slow[0]} {slow[1]['requests_per_s']:,.0f}" if slow else ""
-        lines.append(f"{name:<24} {e['events']:>9} {e['events_per_s']:>12,.0f} {e['virtual_s_per_wall_s']:>10,.1f}  {slow_s}")
+        lines.append(
+            f"{name:<24} {e['events']:>9} {e['events_per_s']:>12,.0f} {e['virtual_s_per_wall_s']:>10,.1f}  {slow_s}"
+        )
     return "\n".join(lines)

@@ -105,8 +105,21 @@ def table(result: dict) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     items = presets.all_presets()
     if args.json:
-        print(json.dumps([{"name": p.name, "topic": p.topic, "title": p.title, "duration": p.duration,
-                           "panels": p.panel_names()} for p in items], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": p.name,
+                        "topic": p.topic,
+                        "title": p.title,
+                        "duration": p.duration,
+                        "panels": p.panel_names(),
+                    }
+                    for p in items
+                ],
+                indent=2,
+            )
+        )
         return 0
     width = max((len(p.name) for p in items), default=4)
     for p in items:
@@ -138,7 +151,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_trace(args: argparse.Namespace) -> int:
     topic = registry.load_topic(args.topic)
     spec = topic.trace
-    values = {a.flag.lstrip("-").replace("-", "_"): getattr(args, a.flag.lstrip("-").replace("-", "_")) for a in spec.args}
+    values = {
+        a.flag.lstrip("-").replace("-", "_"): getattr(args, a.flag.lstrip("-").replace("-", "_")) for a in spec.args
+    }
     result = spec.run(args.policy, values, Path(args.trace))
     if args.json:
         print(json.dumps(result))
@@ -170,8 +185,9 @@ def _edge(module: str, extra: str):
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        raise UsageError(f"this command needs the '{extra}' extra ({exc.name} is missing): "
-                         f"pip install 'contention[{extra}]'") from None
+        raise UsageError(
+            f"this command needs the '{extra}' extra ({exc.name} is missing): pip install 'contention[{extra}]'"
+        ) from None
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -246,7 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_serve)
 
     s = sub.add_parser("gpu", help="GPU replay, calibration and benchmarks (gpu extra)")
-    s.add_argument("gpu_args", nargs=argparse.REMAINDER, help="calibrate | bench | replay ... (see `contention gpu --help`)")
+    s.add_argument(
+        "gpu_args", nargs=argparse.REMAINDER, help="calibrate | bench | replay ... (see `contention gpu --help`)"
+    )
     s.set_defaults(fn=cmd_gpu)
     return p
 

@@ -26,7 +26,10 @@ def run_in_pyodide(jobs: list[dict], tmp_path: Path, timeout: float = 1800) -> d
     jobs_file.write_text(json.dumps(jobs))
     proc = subprocess.run(
         ["node", str(ROOT / "tests" / "node" / "pyodide_run.mjs"), str(archive), str(jobs_file)],
-        capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
     )
     if proc.returncode != 0:
         raise AssertionError(f"node runner failed ({proc.returncode}): {proc.stderr[-3000:]}")

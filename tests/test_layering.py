@@ -54,8 +54,17 @@ def test_no_wall_clock_or_global_random_in_simulation_code():
         if path.name in HARNESS:
             continue
         text = path.read_text()
-        for needle in ("time.time(", "perf_counter", "datetime.now", "time.monotonic", "random.random(",
-                       "random.seed(", "random.choice(", "random.randint(", "random.shuffle("):
+        for needle in (
+            "time.time(",
+            "perf_counter",
+            "datetime.now",
+            "time.monotonic",
+            "random.random(",
+            "random.seed(",
+            "random.choice(",
+            "random.randint(",
+            "random.shuffle(",
+        ):
             if needle in text:
                 bad.append(f"{path.relative_to(ROOT)}: {needle}")
         for node in ast.walk(ast.parse(text)):

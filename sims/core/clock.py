@@ -6,8 +6,9 @@ so a run is deterministic. There is no wall clock here: a driver decides how far
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from heapq import heappop, heappush
-from typing import Any, Callable
+from typing import Any
 
 
 class Clock:

@@ -17,8 +17,22 @@ from sims.core.registry import Param, resolve_params
 PRESET_DIR = Path(os.environ.get("CONTENTION_PRESETS", Path(__file__).resolve().parents[2] / "presets"))
 
 _TOP_FIELDS = {
-    "name", "topic", "title", "watch_for", "seed", "duration", "description", "workload",
-    "defaults", "panels", "events", "controls", "actions", "sample_dt", "ci_duration", "site",
+    "name",
+    "topic",
+    "title",
+    "watch_for",
+    "seed",
+    "duration",
+    "description",
+    "workload",
+    "defaults",
+    "panels",
+    "events",
+    "controls",
+    "actions",
+    "sample_dt",
+    "ci_duration",
+    "site",
 }
 
 
@@ -57,7 +71,7 @@ class Preset:
     def panel_names(self) -> list[str]:
         return [p.name for p in self.panels]
 
-    def with_overrides(self, overrides: dict[str, Any]) -> "Preset":
+    def with_overrides(self, overrides: dict[str, Any]) -> Preset:
         """A re-validated copy with ``{"workload.rate": 5, "defaults.size": 50, "seed": 3}``
         applied. Unknown targets raise PresetError."""
         raw = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.raw.items()}
@@ -152,7 +166,12 @@ def parse_preset(raw: dict, path: str) -> Preset:
     actions = tuple(_check(a, dict, f"{where}: field 'actions'") for a in raw.get("actions", []))
     for i, a in enumerate(actions):
         _need(a, "label", str, f"{where}: field 'actions[{i}]'")
-        _need(_need(a, "event", dict, f"{where}: field 'actions[{i}]'"), "kind", str, f"{where}: field 'actions[{i}].event'")
+        _need(
+            _need(a, "event", dict, f"{where}: field 'actions[{i}]'"),
+            "kind",
+            str,
+            f"{where}: field 'actions[{i}].event'",
+        )
     return Preset(
         name=name,
         topic=topic,
@@ -220,4 +239,14 @@ def select_panels(preset: Preset, names: list[str] | None) -> Preset:
     return replace(preset, panels=tuple(by_name[n] for n in names))
 
 
-__all__ = ["Param", "PanelSpec", "Preset", "PresetError", "all_presets", "load", "load_file", "preset_names", "select_panels"]
+__all__ = [
+    "Param",
+    "PanelSpec",
+    "Preset",
+    "PresetError",
+    "all_presets",
+    "load",
+    "load_file",
+    "preset_names",
+    "select_panels",
+]

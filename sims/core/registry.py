@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 _POLICIES: dict[str, dict[str, Any]] = {}
-_TOPICS: dict[str, "Topic"] = {}
-_WORKLOADS: dict[str, "Workload"] = {}
+_TOPICS: dict[str, Topic] = {}
+_WORKLOADS: dict[str, Workload] = {}
 
 TOPIC_NAMES = ("alloc", "paging", "cache", "ratelimit", "balance", "hashing", "engine", "cluster")
 
@@ -151,9 +152,7 @@ def resolve_params(specs: dict[str, Param], given: dict[str, Any], where: str) -
     out = {}
     for key, value in given.items():
         if key not in specs:
-            raise ValueError(
-                f"{where}.{key}: unknown parameter; valid: {', '.join(sorted(specs)) or '(none)'}"
-            )
+            raise ValueError(f"{where}.{key}: unknown parameter; valid: {', '.join(sorted(specs)) or '(none)'}")
         out[key] = coerce(value, specs[key], f"{where}.{key}")
     for key, spec in specs.items():
         if key not in out:

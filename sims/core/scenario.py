@@ -64,7 +64,11 @@ class Scenario:
         self.panels: dict[str, Panel] = {}
         for spec in self.preset.panels:
             ctx = PanelContext(self.seed, self.duration, self.events, spec.name, self.preset)
-            self.panels[spec.name] = topic.make_panel(spec.policy, spec.name, dict(spec.params), ctx)
+            try:
+                self.panels[spec.name] = topic.make_panel(spec.policy, spec.name, dict(spec.params), ctx)
+            except ValueError as exc:
+                where = self.preset.path or self.preset.name
+                raise _presets.PresetError(f"{where}: panel {spec.name!r}: {exc}") from None
         self.t = 0.0
         self._i = 0  # next stream index
         self.checkpoint_every = checkpoint_every
@@ -118,7 +122,7 @@ class Scenario:
             if target >= until:
                 return self.t
 
-    def run(self) -> "Scenario":
+    def run(self) -> Scenario:
         self.advance(self.duration)
         return self
 

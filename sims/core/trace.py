@@ -7,9 +7,10 @@ for bad flags; the CLI turns both into one line and exit status 2.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from sims.core.stream import TraceError
 

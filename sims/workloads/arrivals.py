@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from random import Random
-from typing import Iterator
 
 from sims.core import portmath
 from sims.core.dists import exponential

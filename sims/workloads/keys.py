@@ -3,8 +3,8 @@ working-set phases. Events: ``{"t", "kind": "ref", "key": int}`` (+ ``"op": "w"`
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from random import Random
-from typing import Iterator
 
 from sims.core.dists import Zipf
 from sims.core.registry import Param, workload
@@ -28,7 +28,13 @@ def _emit(keys: Iterator[int], params: dict, rng: Random, duration: float) -> It
             yield {"t": t, "kind": "ref", "key": key}
 
 
-@workload("zipf_keys", rate=_RATE, n=Param(int, 10000, "distinct keys"), s=Param(float, 0.9, "zipf exponent"), write_ratio=_WRITES)
+@workload(
+    "zipf_keys",
+    rate=_RATE,
+    n=Param(int, 10000, "distinct keys"),
+    s=Param(float, 0.9, "zipf exponent"),
+    write_ratio=_WRITES,
+)
 def zipf_keys(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Keys 0..n-1 drawn from a bounded zipf (key 0 the hottest)."""
     z = Zipf(params["n"], params["s"])
@@ -77,7 +83,13 @@ def loop(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     return _emit(keys(), params, rng, duration)
 
 
-@workload("sequence", rate=Param(float, 1.0, "references per virtual second"), keys=Param(list, None, "the keys, in order", required=True), repeat=Param(bool, False, "loop the sequence"), write_ratio=_WRITES)
+@workload(
+    "sequence",
+    rate=Param(float, 1.0, "references per virtual second"),
+    keys=Param(list, None, "the keys, in order", required=True),
+    repeat=Param(bool, False, "loop the sequence"),
+    write_ratio=_WRITES,
+)
 def sequence(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """An explicit reference string, e.g. Belady's 1,2,3,4,1,2,5,1,2,3,4,5."""
     seq = params["keys"]

@@ -7,8 +7,8 @@ requests whose prompts start with the same segments share those tokens, so block
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from random import Random
-from typing import Iterator
 
 from sims.core.dists import exponential, lognormal_mean
 from sims.core.registry import Param, workload
