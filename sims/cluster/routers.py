@@ -1,0 +1,287 @@
+"""Routers: each a small policy that picks the replica for one request.
+
+A router sees the request (its ``segments`` and ``prompt_len``), the request's block hashes when
+it asks for them (``needs_hashes``), and one ``PodLoad`` per replica: the load signals a real
+gateway scrapes. Routers that learn from KV events (``needs_kv_events``) get them from the panel's
+event bus. Ties are broken by the router's own generator, never by position alone, so no replica
+is favoured when the cluster is idle.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+from random import Random
+
+from sims.cluster.kvindex import EventBus, KVIndex
+from sims.cluster.radix import RadixTree
+from sims.core.registry import Param, register_policy
+from sims.core.rng import stable_hash64
+
+
+@dataclass(slots=True)
+class PodLoad:
+    """A replica's load signals at routing time."""
+
+    waiting: int = 0  # requests queued, not yet scheduled
+    running: int = 0  # requests in the running batch
+    outstanding_tokens: int = 0  # prefill + decode tokens still to compute for its requests
+    kv_usage: float = 0.0  # fraction of KV blocks held by running requests, 0..1
+
+    @property
+    def in_flight(self) -> int:
+        return self.waiting + self.running
+
+
+class Router:
+    """Base: ``route`` returns a replica index in [0, n)."""
+
+    PARAMS: dict[str, Param] = {}
+    needs_hashes = False  # route() wants the prompt's block hashes
+    needs_kv_events = False  # the panel should feed the replicas' KV events to ``bus``
+
+    def __init__(self, n: int, params: dict, rng: Random) -> None:
+        if n < 1:
+            raise ValueError(f"a cluster needs at least one replica, got {n!r}")
+        self.n = n
+        self.params = params
+        self.rng = rng
+
+    def route(self, t: float, req: dict, hashes: list[int], loads: list[PodLoad]) -> int:
+        raise NotImplementedError
+
+    def _pick_min(self, keys: list) -> int:
+        """Index of the smallest key; ties broken at random."""
+        best = min(keys)
+        ties = [i for i, k in enumerate(keys) if k == best]
+        return ties[0] if len(ties) == 1 else ties[self.rng.randrange(len(ties))]
+
+    def state(self) -> dict:
+        """What the view shows about the router's own state."""
+        return {}
+
+    def check_invariants(self) -> None:
+        pass
+
+
+@register_policy("cluster", "random")
+class RandomRouter(Router):
+    def route(self, t, req, hashes, loads):
+        return self.rng.randrange(self.n)
+
+
+@register_policy("cluster", "round_robin")
+class RoundRobin(Router):
+    def __init__(self, n, params, rng):
+        super().__init__(n, params, rng)
+        self.next = 0
+
+    def route(self, t, req, hashes, loads):
+        i = self.next
+        self.next = (i + 1) % self.n
+        return i
+
+
+@register_policy("cluster", "least_loaded")
+class LeastLoaded(Router):
+    """The fewest outstanding tokens (prefill still to do plus decode still to come)."""
+
+    def route(self, t, req, hashes, loads):
+        return self._pick_min([p.outstanding_tokens for p in loads])
+
+
+@register_policy("cluster", "p2c")
+class PowerOfTwo(Router):
+    """Two distinct replicas at random; the one with fewer outstanding tokens."""
+
+    def route(self, t, req, hashes, loads):
+        if self.n == 1:
+            return 0
+        a = self.rng.randrange(self.n)
+        b = self.rng.randrange(self.n - 1)
+        b += b >= a
+        return b if loads[b].outstanding_tokens < loads[a].outstanding_tokens else a
+
+
+_WEIGHT = Param(float, 2.0, "scorer weight")
+
+
+def load_scores(loads: list[PodLoad], cands: list[int], kv_w: float, queue_w: float) -> list[float]:
+    """llm-d's load scorers over ``cands``: kv-cache utilization (1 - usage) and queue size
+    (the shortest waiting queue scores 1, the longest 0), weighted."""
+    qs = [loads[i].waiting for i in cands]
+    lo, hi = min(qs), max(qs)
+    span = hi - lo
+    return [kv_w * (1.0 - loads[i].kv_usage) + queue_w * ((hi - q) / span if span else 1.0) for i, q in zip(cands, qs)]
+
+
+def pick_max(rng: Random, cands: list[int], scores: list[float]) -> int:
+    """llm-d's max-score picker: the best score, ties at random."""
+    best = max(scores)
+    ties = [c for c, s in zip(cands, scores) if s == best]
+    return ties[0] if len(ties) == 1 else ties[rng.randrange(len(ties))]
+
+
+@register_policy("cluster", "load_only")
+class LoadOnly(Router):
+    """llm-d's scheduler with the prefix scorer off: queue and KV-utilization scorers only."""
+
+    PARAMS = {"kv_weight": _WEIGHT, "queue_weight": _WEIGHT}
+
+    def route(self, t, req, hashes, loads):
+        cands = list(range(self.n))
+        scores = load_scores(loads, cands, self.params["kv_weight"], self.params["queue_weight"])
+        return pick_max(self.rng, cands, scores)
+
+
+class HashRing:
+    """Consistent-hash ring: ``vnodes`` points per replica, sorted by position; a key goes to
+    the first point at or after it, wrapping around."""
+
+    __slots__ = ("points", "owners")
+
+    def __init__(self, n: int, vnodes: int) -> None:
+        if vnodes < 1:
+            raise ValueError(f"vnodes must be >= 1, got {vnodes!r}")
+        ring = sorted((stable_hash64(f"replica-{i}#{v}"), i) for i in range(n) for v in range(vnodes))
+        self.points = [p for p, _ in ring]
+        self.owners = [o for _, o in ring]
+
+    def owner(self, key: int) -> int:
+        k = bisect_right(self.points, key & 0xFFFFFFFFFFFFFFFF)
+        return self.owners[k % len(self.owners)]
+
+
+@register_policy("cluster", "prefix_hash")
+class PrefixHash(Router):
+    """Pure affinity (GKE Inference Gateway style): the hash of the prompt's first K blocks,
+    placed on a consistent-hash ring. The same prefix always lands on the same replica."""
+
+    PARAMS = {
+        "prefix_blocks": Param(int, 4, "K: blocks of the prompt that pick the replica"),
+        "vnodes": Param(int, 64, "points per replica on the hash ring"),
+    }
+    needs_hashes = True
+
+    def __init__(self, n, params, rng):
+        super().__init__(n, params, rng)
+        if params["prefix_blocks"] < 1:
+            raise ValueError(f"prefix_blocks must be >= 1, got {params['prefix_blocks']!r}")
+        self.ring = HashRing(n, params["vnodes"])
+
+    def route(self, t, req, hashes, loads):
+        if hashes:
+            key = hashes[min(self.params["prefix_blocks"], len(hashes)) - 1]  # chained: covers all before it
+        else:
+            key = stable_hash64(str(req["segments"][0][0]) if req.get("segments") else str(req.get("id")))
+        return self.ring.owner(key)
+
+
+@register_policy("cluster", "approx_prefix")
+class ApproxPrefix(Router):
+    """SGLang's cache-aware router. Per worker, an approximate radix tree of what was routed
+    there. Imbalanced (max - min > abs and max > rel * min, on in-flight requests) -> the
+    shortest queue; else the best prefix match if its match rate > cache_threshold, else the
+    worker with the smallest tree."""
+
+    PARAMS = {
+        "cache_threshold": Param(float, 0.3, "match rate above which the best match wins"),
+        "balance_abs_threshold": Param(int, 64, "imbalance needs max - min in-flight above this"),
+        "balance_rel_threshold": Param(float, 1.5, "... and max above this multiple of min"),
+        "max_tree_tokens": Param(int, 1 << 24, "tokens each worker's tree may hold before LRU eviction"),
+    }
+
+    def __init__(self, n, params, rng):
+        super().__init__(n, params, rng)
+        self.trees = [RadixTree(params["max_tree_tokens"]) for _ in range(n)]
+        self.decisions = {"balance": 0, "match": 0, "smallest_tree": 0}
+
+    def route(self, t, req, hashes, loads):
+        p = self.params
+        inflight = [x.in_flight for x in loads]
+        hi, lo = max(inflight), min(inflight)
+        if hi - lo > p["balance_abs_threshold"] and hi > p["balance_rel_threshold"] * lo:
+            pick = self._pick_min(inflight)
+            self.decisions["balance"] += 1
+        else:
+            segments = req["segments"]
+            matches = [tree.match(segments) for tree in self.trees]
+            best = max(matches)
+            prompt = req["prompt_len"]
+            if prompt and best / prompt > p["cache_threshold"]:
+                pick = self._pick_min([(-m, f) for m, f in zip(matches, inflight)])
+                self.decisions["match"] += 1
+            else:
+                pick = self._pick_min([tree.size for tree in self.trees])
+                self.decisions["smallest_tree"] += 1
+        self.trees[pick].insert(req["segments"])
+        return pick
+
+    def state(self):
+        return {"tree_tokens": [tree.size for tree in self.trees], "decisions": dict(self.decisions)}
+
+    def check_invariants(self):
+        for tree in self.trees:
+            tree.check_invariants()
+
+
+@register_policy("cluster", "precise_prefix")
+class PrecisePrefix(Router):
+    """llm-d's precise prefix-cache scheduling. The index (block hash -> pods) follows the
+    replicas' KV events, ``event_delay`` late. A pod's prefix score is its longest run of
+    cached blocks from the prompt's start, over the prompt's blocks. Filter to pods whose score
+    reaches ``affinity_threshold``; if every one of them has ``max_waiting`` or more queued, give
+    up stickiness and consider all pods. Then the weighted scorers (prefix 3, kv 2, queue 2)
+    pick the best, which among pods of similar prefix score is the least loaded."""
+
+    PARAMS = {
+        "prefix_weight": Param(float, 3.0, "prefix-cache scorer weight"),
+        "kv_weight": _WEIGHT,
+        "queue_weight": _WEIGHT,
+        "affinity_threshold": Param(float, 0.5, "prefix score a pod needs to pass the affinity filter"),
+        "max_waiting": Param(int, 8, "queued requests at which an affine pod counts as overloaded"),
+        "event_delay": Param(float, 0.01, "seconds a KV event takes to reach the router's index"),
+    }
+    needs_hashes = True
+    needs_kv_events = True
+
+    def __init__(self, n, params, rng):
+        super().__init__(n, params, rng)
+        if not 0.0 <= params["affinity_threshold"] <= 1.0:
+            raise ValueError(f"affinity_threshold must be in [0, 1], got {params['affinity_threshold']!r}")
+        self.index = KVIndex(n)
+        self.bus = EventBus(n, params["event_delay"])
+        self.decisions = {"affinity": 0, "spill": 0, "cold": 0}
+
+    def route(self, t, req, hashes, loads):
+        p = self.params
+        self.bus.deliver(t, self.index)
+        n = self.n
+        if hashes:
+            total = len(hashes)
+            frac = [h / total for h in self.index.prefix_hits(hashes)]
+        else:
+            frac = [0.0] * n
+        cands = [i for i in range(n) if frac[i] > 0.0 and frac[i] >= p["affinity_threshold"]]
+        if not cands:
+            cands = list(range(n))
+            self.decisions["cold"] += 1
+        elif min(loads[i].waiting for i in cands) >= p["max_waiting"]:
+            cands = list(range(n))  # every affine pod is overloaded: stickiness gives way
+            self.decisions["spill"] += 1
+        else:
+            self.decisions["affinity"] += 1
+        scores = load_scores(loads, cands, p["kv_weight"], p["queue_weight"])
+        pw = p["prefix_weight"]
+        scores = [s + pw * frac[i] for s, i in zip(scores, cands)]
+        return pick_max(self.rng, cands, scores)
+
+    def state(self):
+        return {
+            "indexed_blocks": list(self.index.blocks),
+            "events_in_flight": self.bus.in_flight(),
+            "decisions": dict(self.decisions),
+        }
+
+    def check_invariants(self):
+        self.index.check_invariants()

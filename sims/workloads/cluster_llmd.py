@@ -1,0 +1,62 @@
+"""Shared-prefix request groups: the shape of llm-d's prefix-routing benchmark.
+
+``groups`` groups of ``prompts_per_group`` prompts; every prompt of a group starts with the
+group's ``prefix_len``-token shared prefix and ends with its own ``question_len``-token question
+(inference-perf's ``shared_prefix`` data). Each arrival picks a group and a prompt uniformly, or
+the viral group 0 with probability ``hot_frac``. Arrivals are Poisson, with a load ladder.
+"""
+
+from __future__ import annotations
+
+from random import Random
+from typing import Iterator
+
+from sims.core.registry import Param, workload
+from sims.workloads.llm import arrivals
+
+
+@workload(
+    "shared_prefix",
+    rate=Param(float, 4.0, "requests per second (poisson)"),
+    ladder=Param(list, [], "rate steps [[t, rate], ...] overriding rate from t on"),
+    groups=Param(int, 150, "prompt groups, each with its own shared prefix"),
+    prompts_per_group=Param(int, 5, "distinct questions per group"),
+    prefix_len=Param(int, 6000, "tokens of each group's shared prefix"),
+    question_len=Param(int, 1200, "tokens of each prompt's own question"),
+    output_len=Param(int, 1000, "output tokens per request"),
+    hot_frac=Param(float, 0.0, "fraction of requests sent to group 0, the viral prefix"),
+    chars_per_token=Param(float, 4.0, "prompt characters per token"),
+)
+def shared_prefix(params: dict, rng: Random, duration: float) -> Iterator[dict]:
+    """llm-d's 73%-capacity benchmark by default: 150 x 5 prompts, 6000 + 1200 tokens in,
+    1000 out."""
+    p = params
+    for name in ("groups", "prompts_per_group", "question_len", "output_len"):
+        if p[name] < 1:
+            raise ValueError(f"workload.{name}: expected >= 1, got {p[name]!r}")
+    if p["prefix_len"] < 0:
+        raise ValueError(f"workload.prefix_len: expected >= 0, got {p['prefix_len']!r}")
+    if not 0.0 <= p["hot_frac"] <= 1.0:
+        raise ValueError(f"workload.hot_frac: expected a fraction in [0, 1], got {p['hot_frac']!r}")
+    prompt = p["prefix_len"] + p["question_len"]
+    out = p["output_len"]
+    for i, t in enumerate(arrivals(rng, p["rate"], p["ladder"], duration)):
+        if p["hot_frac"] > 0.0 and rng.random() < p["hot_frac"]:
+            g = 0
+        else:
+            g = rng.randrange(p["groups"])
+        q = rng.randrange(p["prompts_per_group"])
+        segments = [[f"g{g}", p["prefix_len"]], [f"g{g}q{q}", p["question_len"]]]
+        if not p["prefix_len"]:
+            segments = segments[1:]
+        yield {
+            "t": t,
+            "kind": "request",
+            "id": i,
+            "prompt_len": prompt,
+            "output_len": out,
+            "max_tokens": out,
+            "tenant": g,
+            "segments": segments,
+            "prompt_chars": int(prompt * p["chars_per_token"]),
+        }
