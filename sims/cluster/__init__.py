@@ -7,7 +7,6 @@ one over the shared request stream with N ``sims.engine`` replicas.
 from __future__ import annotations
 
 from sims.cluster import routers  # noqa: F401  (registers the policies)
-
 from sims.core.registry import Param, Topic, register_topic
 
 

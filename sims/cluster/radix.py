@@ -19,8 +19,8 @@ class _Node:
     content: str  # content id of this edge's tokens ("" for the root)
     lo: int  # first token offset within the content
     hi: int  # one past the last token offset
-    parent: "_Node | None"
-    children: dict[str, "_Node"] = field(default_factory=dict)  # keyed by the child's content
+    parent: _Node | None
+    children: dict[str, _Node] = field(default_factory=dict)  # keyed by the child's content
     tick: int = 0  # last insert through this edge, on the tree's logical clock
 
 

@@ -8,8 +8,8 @@ the viral group 0 with probability ``hot_frac``. Arrivals are Poisson, with a lo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from random import Random
-from typing import Iterator
 
 from sims.core.registry import Param, workload
 from sims.workloads.llm import arrivals
