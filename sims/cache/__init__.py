@@ -1,0 +1,72 @@
+"""Cache eviction and cache write policies (topic ``cache``).
+
+Eviction policies (``classic``, ``arc``, ``lirs``, ``queues``, ``opt``) subclass ``CachePolicy``
+and run in a ``CachePanel``; write policies (``writes``) run in a ``WritePanel`` over an eviction
+policy named by their ``evict`` parameter. ``contention trace cache`` replays a key trace.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sims.cache import arc, classic, lirs, opt, queues  # noqa: F401  (registers the policies)
+from sims.cache.base import CachePolicy
+from sims.cache.panel import CachePanel, references
+from sims.cache.writes import WritePanel, WritePolicy
+from sims.core.panel import Panel
+from sims.core.registry import Param, Topic, get_policy, policies, register_topic
+from sims.core.trace import TraceArg, TraceSpec, lines
+
+
+def eviction_policies() -> list[str]:
+    """Names of the registered eviction policies (OPT included), sorted."""
+    return sorted(n for n, c in policies("cache").items() if isinstance(c, type) and issubclass(c, CachePolicy))
+
+
+def build_policy(name: str, size: int, params: dict[str, Any] | None = None, future: Any = ()) -> CachePolicy:
+    """An eviction policy by name; OPT gets ``future`` (the reference string it will see)."""
+    cls = get_policy("cache", name)
+    if not (isinstance(cls, type) and issubclass(cls, CachePolicy)):
+        raise ValueError(f"{name!r} is a write policy, not an eviction policy; valid: {', '.join(eviction_policies())}")
+    extra = {k: v for k, v in (params or {}).items() if k in cls.PARAMS}
+    if cls is opt.OPT:
+        extra["future"] = future
+    return cls(size, **extra)
+
+
+def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
+    cls = get_policy("cache", policy)
+    if isinstance(cls, type) and issubclass(cls, WritePolicy):
+        return WritePanel(name, params, ctx, cls)
+    future = opt.Future(references(ctx.events)) if cls is opt.OPT else ()
+    return CachePanel(name, params, ctx, build_policy(policy, params["size"], params, future))
+
+
+def _run_trace(policy: str, args: dict, path: Path) -> dict:
+    size = args["size"]
+    if size is None or size < 1:
+        raise ValueError(f"--size must be an integer >= 1, got {size!r}")
+    keys = [text for _, text in lines(path)]
+    cache = build_policy(policy, size, future=keys)
+    hits = 0
+    for key in keys:
+        if cache.access(key):
+            hits += 1
+    return {"policy": policy, "hits": hits, "misses": len(keys) - hits, "hit_ratio": hits / len(keys) if keys else 0.0}
+
+
+TRACE = TraceSpec(
+    help="replay a key trace (one key per line, any string) through one eviction policy",
+    args=(TraceArg("--size", int, "cache capacity, in objects"),),
+    run=_run_trace,
+)
+
+register_topic(
+    Topic(
+        "cache",
+        make_panel,
+        panel_params={"size": Param(int, 100, "cache capacity, in objects")},
+        trace=TRACE,
+    )
+)

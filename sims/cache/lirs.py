@@ -1,0 +1,130 @@
+"""LIRS (Jiang & Zhang, SIGMETRICS'02): evict by reuse distance, not recency."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any
+
+from sims.cache.base import CachePolicy, seq
+from sims.core.registry import Param, register_policy
+
+
+@register_policy("cache", "lirs")
+class LIRS(CachePolicy):
+    """Was this key's last reuse distance short (LIR) or long (HIR)? LIR keys hold all but
+    ``hir_slots`` of the cache and are never evicted directly; resident HIR keys wait in ``q``
+    (FIFO, next victim first). The stack ``s`` (oldest first) holds every LIR key and the HIR keys
+    (resident or ghost) more recent than the oldest LIR key, which is always at the bottom: a HIR
+    key hit while still in ``s`` has a shorter reuse distance than that LIR key and swaps with it.
+    Ghost (non-resident) HIR entries in ``s`` are capped at ``size``, oldest dropped first."""
+
+    PARAMS = {"hir_fraction": Param(float, 0.01, "share of the cache for resident HIR keys (LIRS: ~1%)")}
+
+    def __init__(self, size: int, hir_fraction: float = 0.01, **_: Any) -> None:
+        super().__init__(size)
+        if not 0.0 < hir_fraction < 1.0:
+            raise ValueError(f"lirs hir_fraction must be in (0, 1), got {hir_fraction!r}")
+        self.hir_slots = max(1, min(size - 1, int(size * hir_fraction + 0.5)))
+        self.lir_max = size - self.hir_slots
+        self.s: OrderedDict[Hashable, None] = OrderedDict()  # bottom (oldest) first
+        self.q: OrderedDict[Hashable, None] = OrderedDict()  # resident HIR, next victim first
+        self.lir: dict[Hashable, None] = {}
+        self.ghosts: OrderedDict[Hashable, None] = OrderedDict()  # non-resident HIR in s, oldest first
+
+    def access(self, key: Hashable) -> bool:
+        s, q, lir = self.s, self.q, self.lir
+        if key in lir:
+            bottom = next(iter(s))
+            s.move_to_end(key)
+            if bottom == key:
+                self._prune()
+            return True
+        if key in q:
+            if key in s:  # reuse distance beat the oldest LIR key: promote
+                s.move_to_end(key)
+                del q[key]
+                lir[key] = None
+                self._demote()
+            else:
+                s[key] = None
+                q.move_to_end(key)
+            return True
+        if len(lir) < self.lir_max:  # warm-up: the first keys become LIR
+            if key in s:
+                del self.ghosts[key]
+                s.move_to_end(key)
+            else:
+                s[key] = None
+            lir[key] = None
+            return False
+        if len(lir) + len(q) >= self.size:
+            victim = q.popitem(False)[0]
+            if victim in s:
+                self.ghosts[victim] = None
+            self._evicted(victim)
+        if key in s:  # a ghost HIR key: its reuse distance is short, make it LIR
+            del self.ghosts[key]
+            s.move_to_end(key)
+            lir[key] = None
+            self._demote()
+        else:
+            s[key] = None
+            q[key] = None
+        ghosts = self.ghosts
+        while len(ghosts) > self.size:
+            del s[ghosts.popitem(False)[0]]
+        return False
+
+    def _demote(self) -> None:
+        """Over the LIR budget: the bottom LIR key becomes resident HIR (end of q), then prune."""
+        if len(self.lir) > self.lir_max:
+            self._prune()  # only needed when the LIR set was empty (a cache of one)
+            bottom = self.s.popitem(False)[0]
+            del self.lir[bottom]
+            self.q[bottom] = None
+            self._prune()
+
+    def _prune(self) -> None:
+        """Drop HIR entries from the bottom of s until a LIR key is there."""
+        s, lir, ghosts = self.s, self.lir, self.ghosts
+        while s:
+            k = next(iter(s))
+            if k in lir:
+                return
+            del s[k]
+            if k in ghosts:
+                del ghosts[k]
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self.lir or key in self.q
+
+    def __len__(self) -> int:
+        return len(self.lir) + len(self.q)
+
+    def _status(self, key: Hashable) -> str:
+        return "LIR" if key in self.lir else ("HIR" if key in self.q else "ghost")
+
+    def lists(self) -> list[dict]:
+        return [
+            seq("S", self.s, len(self.s), "bottom (oldest) first", marks=self._status),
+            seq("Q", self.q, len(self.q), "next victim first"),
+        ]
+
+    def extra(self) -> dict[str, Any]:
+        return {"lir": len(self.lir), "lir_max": self.lir_max, "hir_slots": self.hir_slots}
+
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        s, q, lir, ghosts = self.s, self.q, self.lir, self.ghosts
+        assert len(lir) <= self.lir_max
+        assert len(ghosts) <= self.size
+        assert not (set(lir) & set(q)), "a key is both LIR and resident HIR"
+        for k in lir:
+            assert k in s, "every LIR key is in the stack"
+        for k in ghosts:
+            assert k in s and k not in lir and k not in q
+        for k in s:
+            assert k in lir or k in q or k in ghosts, k
+        if lir:
+            assert next(iter(s)) in lir, "the stack bottom is a LIR key"

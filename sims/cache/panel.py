@@ -1,0 +1,84 @@
+"""The cache panel: one eviction policy over the shared reference stream.
+
+Events it understands: ``{"kind": "ref", "key": K}`` (a read; ``"op": "w"`` writes count the
+same here) and ``{"kind": "scan", "start": K, "length": N}``, a sequential scan of the N keys
+K, K+1, ..., K+N-1 (the "run a scan" action). Other kinds are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator
+from typing import Any
+
+from sims.cache.base import CachePolicy
+from sims.core.metrics import ratio
+from sims.core.panel import Panel
+
+MAX_SCAN = 1_000_000  # keys in one scan event
+
+
+def scan_keys(ev: dict) -> range:
+    """The keys of a scan event, validated: the event carries everything needed."""
+    start, length = ev.get("start"), ev.get("length")
+    for name, v in (("start", start), ("length", length)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"scan event at t={ev.get('t')}: field {name!r} must be an integer, got {v!r}")
+    if not 0 <= length <= MAX_SCAN:
+        raise ValueError(f"scan event at t={ev.get('t')}: length must be in [0, {MAX_SCAN}], got {length}")
+    return range(start, start + length)
+
+
+def references(events: list[dict]) -> Iterator[Hashable]:
+    """Every key the stream references, in order (scans expanded): what OPT looks ahead over."""
+    for ev in events:
+        kind = ev["kind"]
+        if kind == "ref":
+            yield ev["key"]
+        elif kind == "scan":
+            yield from scan_keys(ev)
+
+
+class CachePanel(Panel):
+    topic = "cache"
+
+    def __init__(self, name: str, params: dict, ctx: Any, cache: CachePolicy) -> None:
+        super().__init__(name, params, ctx)
+        self.cache = cache
+        self.requests = 0
+        self.hits = 0
+
+    def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
+        access = self.cache.access
+        hits = requests = 0
+        for k in range(lo, hi):
+            ev = events[k]
+            kind = ev["kind"]
+            if kind == "ref":
+                requests += 1
+                if access(ev["key"]):
+                    hits += 1
+            elif kind == "scan":
+                for key in scan_keys(ev):
+                    requests += 1
+                    if access(key):
+                        hits += 1
+        self.hits += hits
+        self.requests += requests
+
+    def on_event(self, ev: dict) -> None:
+        self.feed([ev], 0, 1, ev["t"])
+
+    def metrics(self) -> dict[str, float]:
+        return {
+            "requests": self.requests,
+            "hits": self.hits,
+            "misses": self.requests - self.hits,
+            "hit_ratio": ratio(self.hits, self.requests),
+        }
+
+    def view(self) -> dict[str, Any]:
+        return self.cache.view()
+
+    def check_invariants(self) -> None:
+        self.cache.check_invariants()
+        assert 0 <= self.hits <= self.requests

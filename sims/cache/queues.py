@@ -1,0 +1,165 @@
+"""Queue-based scan resistance: 2Q (Johnson & Shasha, VLDB'94) and S3-FIFO (Yang et al., SOSP'23)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any
+
+from sims.cache.base import CachePolicy, seq
+from sims.core.registry import Param, register_policy
+
+
+@register_policy("cache", "twoq")
+class TwoQ(CachePolicy):
+    """Has this key been seen before it fell out of a probation FIFO? New keys enter ``a1in``
+    (FIFO, oldest first); keys pushed out of it are remembered in the ghost FIFO ``a1out``; a key
+    referenced again while in ``a1out`` is admitted to ``am`` (LRU first). A hit in ``a1in`` moves
+    nothing, so a scan passes through ``a1in`` without touching ``am``."""
+
+    PARAMS = {
+        "kin": Param(float, 0.25, "a1in's share of the cache (2Q: 25%)"),
+        "kout": Param(float, 0.5, "a1out's ghost entries, as a share of the cache (2Q: 50%)"),
+    }
+
+    def __init__(self, size: int, kin: float = 0.25, kout: float = 0.5, **_: Any) -> None:
+        super().__init__(size)
+        if not (0.0 < kin < 1.0 and kout > 0.0):
+            raise ValueError(f"twoq needs 0 < kin < 1 and kout > 0, got kin={kin!r} kout={kout!r}")
+        self.kin = max(1, int(size * kin))
+        self.kout = max(1, int(size * kout))
+        self.a1in: OrderedDict[Hashable, None] = OrderedDict()
+        self.a1out: OrderedDict[Hashable, None] = OrderedDict()
+        self.am: OrderedDict[Hashable, None] = OrderedDict()
+
+    def access(self, key: Hashable) -> bool:
+        am = self.am
+        if key in am:
+            am.move_to_end(key)
+            return True
+        if key in self.a1in:
+            return True
+        if key in self.a1out:
+            del self.a1out[key]
+            self._reclaim()
+            am[key] = None
+            return False
+        self._reclaim()
+        self.a1in[key] = None
+        return False
+
+    def _reclaim(self) -> None:
+        """Free one slot if the cache is full: from a1in while it is over its share, else am's LRU."""
+        a1in, am = self.a1in, self.am
+        if len(a1in) + len(am) < self.size:
+            return
+        if len(a1in) > self.kin or not am:
+            victim = a1in.popitem(False)[0]
+            self.a1out[victim] = None
+            if len(self.a1out) > self.kout:
+                self.a1out.popitem(False)
+        else:
+            victim = am.popitem(False)[0]
+        self._evicted(victim)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self.am or key in self.a1in
+
+    def __len__(self) -> int:
+        return len(self.am) + len(self.a1in)
+
+    def lists(self) -> list[dict]:
+        return [
+            seq("A1in", self.a1in, len(self.a1in), "oldest first"),
+            seq("A1out", self.a1out, len(self.a1out), "oldest first", ghost=True),
+            seq("Am", self.am, len(self.am), "LRU first"),
+        ]
+
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        assert len(self.a1out) <= self.kout
+        assert not (set(self.a1in) & set(self.am)) and not (set(self.a1out) & (set(self.a1in) | set(self.am)))
+
+
+@register_policy("cache", "s3fifo")
+class S3FIFO(CachePolicy):
+    """Was this key hit while on probation? New keys enter the small FIFO ``small`` (10%); when
+    it is evicted from there, a key hit since insertion moves to ``main``, others go to the ghost
+    FIFO ``ghost``. A miss that hits the ghost goes straight to ``main``. ``main`` evicts like
+    CLOCK with a 2-bit counter: a key with count > 0 is reinserted with count - 1.
+    All three are FIFOs, oldest first; values are access counts capped at 3."""
+
+    PARAMS = {"small_fraction": Param(float, 0.1, "the small FIFO's share of the cache (S3-FIFO: 10%)")}
+
+    def __init__(self, size: int, small_fraction: float = 0.1, **_: Any) -> None:
+        super().__init__(size)
+        if not 0.0 < small_fraction < 1.0:
+            raise ValueError(f"s3fifo small_fraction must be in (0, 1), got {small_fraction!r}")
+        self.small_max = max(1, int(size * small_fraction))
+        self.ghost_max = max(1, size - self.small_max)
+        self.small: OrderedDict[Hashable, int] = OrderedDict()
+        self.main: OrderedDict[Hashable, int] = OrderedDict()
+        self.ghost: OrderedDict[Hashable, None] = OrderedDict()
+
+    def access(self, key: Hashable) -> bool:
+        small, main = self.small, self.main
+        f = small.get(key)
+        if f is not None:
+            if f < 3:
+                small[key] = f + 1
+            return True
+        f = main.get(key)
+        if f is not None:
+            if f < 3:
+                main[key] = f + 1
+            return True
+        while len(small) + len(main) >= self.size:
+            if len(small) >= self.small_max or not main:
+                self._evict_small()
+            else:
+                self._evict_main()
+        if key in self.ghost:
+            del self.ghost[key]
+            main[key] = 0
+        else:
+            small[key] = 0
+        return False
+
+    def _evict_small(self) -> None:
+        key, f = self.small.popitem(False)
+        if f > 0:
+            self.main[key] = 0  # stays resident: the caller's loop evicts from main if needed
+            return
+        ghost = self.ghost
+        ghost[key] = None
+        if len(ghost) > self.ghost_max:
+            ghost.popitem(False)
+        self._evicted(key)
+
+    def _evict_main(self) -> None:
+        main = self.main
+        while True:
+            key, f = main.popitem(False)
+            if f == 0:
+                self._evicted(key)
+                return
+            main[key] = f - 1
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self.small or key in self.main
+
+    def __len__(self) -> int:
+        return len(self.small) + len(self.main)
+
+    def lists(self) -> list[dict]:
+        return [
+            seq("small", self.small, len(self.small), "oldest first", marks=self.small.__getitem__),
+            seq("main", self.main, len(self.main), "oldest first", marks=self.main.__getitem__),
+            seq("ghost", self.ghost, len(self.ghost), "oldest first", ghost=True),
+        ]
+
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        assert len(self.ghost) <= self.ghost_max
+        assert all(0 <= f <= 3 for f in self.small.values()) and all(0 <= f <= 3 for f in self.main.values())
+        assert not (set(self.small) & set(self.main)) and not (set(self.ghost) & (set(self.small) | set(self.main)))
