@@ -1,0 +1,31 @@
+"""API errors: every refusal is a JSON object ``{"error": message, "field": name}`` with a 4xx
+status (plus ``limit`` when a server bound was hit); a 500 only ever means a bug of ours."""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse
+
+
+class ApiError(Exception):
+    """A refusal to answer: ``status`` (4xx), a message, the field it is about, and optionally the
+    limit that was hit and extra headers (Retry-After)."""
+
+    def __init__(
+        self, status: int, error: str, field: str, *, limit: str | None = None, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(error)
+        self.status = status
+        self.error = error
+        self.field = field
+        self.limit = limit
+        self.headers = headers or {}
+
+    def response(self) -> JSONResponse:
+        body = {"error": self.error, "field": self.field}
+        if self.limit:
+            body["limit"] = self.limit
+        return JSONResponse(body, status_code=self.status, headers=self.headers)
+
+
+def error_response(status: int, error: str, field: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return ApiError(status, error, field, headers=headers).response()
