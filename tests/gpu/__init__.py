@@ -1,0 +1,1 @@
+"""GPU tests (a package, so this conftest does not shadow tests/conftest.py)."""
