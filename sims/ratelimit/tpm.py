@@ -1,0 +1,458 @@
+"""Token-per-minute limits for LLM APIs: RPM and TPM enforced together over a sliding window.
+
+The cost of a request is unknown at admission (the output length is known only afterwards), so
+each policy answers "what do we count, and when?":
+
+- ``tpm_reserve``: reserve prompt + max_tokens at admission, reconcile to actual at completion.
+- ``tpm_estimate``: charge max(max_tokens, prompt characters / 4) at admission, never reconcile.
+- ``tpm_post_debit``: admit while the counter is below the limit, debit actual tokens after the
+  response (a request admitted at 99% of the limit can overshoot it by its whole size).
+- ``tpm_shared``: ``workers`` gateways share one budget; each sees the global counter as of its
+  last sync (every ``sync`` seconds) plus its own admissions since, so they over-admit together.
+
+Clients (``client``): ``none`` gives up on a 429, ``immediate`` retries after ``retry_delay``,
+``backoff`` waits uniform(0, min(cap, base * 2^n)) (full jitter, panel-local rng), ``retry_after``
+waits the server's retry-after (whole seconds). Every attempt ends exactly one way: admitted,
+rejected (final) or retried, so ``attempts == accepted + rejected + retries``.
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+from math import ceil
+
+from sims.core.metrics import SlidingMax, ratio
+from sims.core.panel import Panel
+from sims.core.registry import Param, register_policy
+from sims.ratelimit.tpm_window import RequestLog, TokenLog
+
+CLIENTS = ("none", "immediate", "backoff", "retry_after")
+
+_DONE, _RETRY, _SYNC = 0, 1, 2  # heap item kinds
+_RECENT = 40  # decisions kept for the view
+
+COMMON = {
+    "tpm": Param(int, 100_000, "tokens per window (prompt + output)"),
+    "rpm": Param(int, 0, "requests per window; 0 = no request limit"),
+    "window": Param(float, 60.0, "sliding window of the limits, seconds"),
+    "client": Param(str, "none", "on a 429: none | immediate | backoff | retry_after"),
+    "max_retries": Param(int, 8, "retries before a client gives up"),
+    "retry_delay": Param(float, 0.05, "immediate client: seconds before it retries"),
+    "backoff_base": Param(float, 1.0, "backoff client: first backoff ceiling, seconds"),
+    "backoff_cap": Param(float, 60.0, "backoff client: largest backoff ceiling, seconds"),
+    "count_rejected": Param(bool, False, "a 429 still uses a request slot (OpenAI counts them)"),
+    "ttft": Param(float, 0.5, "seconds to the first output token"),
+    "decode_tps": Param(float, 50.0, "output tokens per second per request"),
+}
+
+# a "burst" event (a "send N requests" action) without lengths uses these
+_BURST_DEFAULTS = {"prompt_len": 200, "output_len": 300, "max_tokens": 4096}
+
+
+class TpmPanel(Panel):
+    """The mechanism shared by every TPM policy: attempts, retries and completions on one heap
+    ordered by (time, sequence); subclasses decide admission in ``_admit`` and settle in
+    ``_complete``."""
+
+    topic = "ratelimit"
+    PARAMS = COMMON
+
+    def __init__(self, name: str, params: dict, ctx) -> None:
+        super().__init__(name, params, ctx)
+        p = params
+        if p["tpm"] < 1 or p["rpm"] < 0 or not p["window"] > 0:
+            raise ValueError(
+                f"{self.policy_name}: needs tpm >= 1, rpm >= 0, window > 0; got {p['tpm']}, {p['rpm']}, {p['window']}"
+            )
+        if p["client"] not in CLIENTS:
+            raise ValueError(f"client {p['client']!r}: expected one of {', '.join(CLIENTS)}")
+        if not p["decode_tps"] > 0 or p["ttft"] < 0 or p["retry_delay"] < 0 or p["max_retries"] < 0:
+            raise ValueError("decode_tps must be > 0 and ttft, retry_delay, max_retries >= 0")
+        self.tpm, self.rpm, self.window = p["tpm"], p["rpm"], p["window"]
+        self.client = p["client"]
+        self.ttft, self.tps = p["ttft"], p["decode_tps"]
+        self._rng = ctx.rng("backoff")
+        self._heap: list[tuple] = []
+        self._seq = 0
+        self._why = ""  # why the last _admit said no: "rpm", "tpm" or "never"
+        self.reqlog = RequestLog(self.window)  # admitted (and, with count_rejected, 429'd) times
+        self.actual = TokenLog(self.window)  # actual tokens, attributed at admission
+        self.peak_actual = 0
+        self.peak_counter = 0  # the most tokens the limiter's own counter held
+        self.rpm_peak = SlidingMax(p["measure_window"])
+        self.requests = self.accepted = self.rejected = 0
+        self.attempts = self.retries = self.throttled = self.false_rejects = 0
+        self.tokens_charged = self.tokens_admitted = self.tokens_used = 0
+        self.in_flight = self.waiting = 0
+        self.wait_total = 0.0
+        self.recent: list[list] = []  # [t, outcome] for the view
+
+    # -- policy hooks -------------------------------------------------------------------------
+    def _admit(self, t: float, ev: dict) -> object | None:
+        """A handle for an admitted attempt, or None with ``self._why`` set."""
+        raise NotImplementedError
+
+    def _complete(self, t: float, handle: object, actual: int) -> None:
+        """The response is done: ``actual`` = prompt + output tokens."""
+
+    def _retry_after(self, t: float, ev: dict) -> float | None:
+        """Seconds until this request could fit (None: never)."""
+        return None
+
+    def _counter(self) -> int:
+        """Tokens the limiter's counter holds now (for the view)."""
+        return 0
+
+    def _sync(self, t: float) -> None:
+        """A scheduled sync (only the shared-budget policy uses it)."""
+
+    # -- the mechanism ------------------------------------------------------------------------
+    def _push(self, t: float, kind: int, a: object, b: object, c: object) -> None:
+        heappush(self._heap, (t, self._seq, kind, a, b, c))
+        self._seq += 1
+
+    def _run(self, until: float) -> None:
+        heap = self._heap
+        while heap and heap[0][0] <= until:
+            t, _, kind, a, b, c = heappop(heap)
+            if kind == _DONE:
+                self.in_flight -= 1
+                self.tokens_used += b
+                self._complete(t, a, b)
+            elif kind == _RETRY:
+                self.waiting -= 1
+                self._attempt(t, a, b, c)
+            else:
+                self._sync(t)
+
+    def _attempt(self, t: float, ev: dict, first: float, n: int) -> None:
+        self.attempts += 1
+        act = self.actual
+        act.expire(t)
+        out = ev["output_len"]
+        actual = ev["prompt_len"] + out
+        handle = self._admit(t, ev)
+        if handle is not None:
+            self.accepted += 1
+            self.in_flight += 1
+            self.tokens_admitted += actual
+            act.add(t, actual)
+            if act.total > self.peak_actual:
+                self.peak_actual = act.total
+            self.rpm_peak.add(t)
+            self.wait_total += t - first
+            self._push(t + self.ttft + out / self.tps, _DONE, handle, actual, None)
+            self.recent.append([t, "ok"])
+            return
+        self.throttled += 1
+        why = self._why
+        if why == "tpm" and act.total + actual <= self.tpm:
+            self.false_rejects += 1
+        if self.params["count_rejected"]:
+            self.reqlog.times.append(t)
+        delay = self._delay(t, ev, n, why)
+        if delay is None:
+            self.rejected += 1
+            self.recent.append([t, "429"])
+        else:
+            self.retries += 1
+            self.waiting += 1
+            self._push(t + delay, _RETRY, ev, first, n + 1)
+            self.recent.append([t, "retry"])
+
+    def _delay(self, t: float, ev: dict, n: int, why: str) -> float | None:
+        client = self.client
+        if client == "none" or why == "never" or n >= self.params["max_retries"]:
+            return None
+        if client == "immediate":
+            return self.params["retry_delay"]
+        if client == "backoff":
+            ceiling = self.params["backoff_base"] * (1 << min(n, 40))
+            return self._rng.random() * min(self.params["backoff_cap"], ceiling)
+        wait = self._retry_after(t, ev)
+        if wait is None:
+            return None
+        return float(max(1, ceil(wait)))  # Retry-After is whole seconds
+
+    def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
+        heap = self._heap
+        for k in range(lo, hi):
+            ev = events[k]
+            kind = ev["kind"]
+            if kind == "request":
+                t = ev["t"]
+                if heap and heap[0][0] <= t:
+                    self._run(t)
+                self.requests += 1
+                self._attempt(t, ev, t, 0)
+            elif kind == "burst":
+                t = ev["t"]
+                if heap and heap[0][0] <= t:
+                    self._run(t)
+                req = {k2: ev.get(k2, v) for k2, v in _BURST_DEFAULTS.items()}
+                req["prompt_chars"] = req["prompt_len"] * 4
+                for _ in range(ev.get("count", 1)):
+                    self.requests += 1
+                    self._attempt(t, dict(req), t, 0)
+        self._run(until)
+        del self.recent[:-_RECENT]
+
+    def advance(self, until: float) -> None:
+        self._run(until)
+
+    def on_event(self, ev: dict) -> None:
+        self.feed([ev], 0, 1, ev["t"])
+
+    def next_time(self) -> float | None:
+        return self._heap[0][0] if self._heap else None
+
+    # -- reading ------------------------------------------------------------------------------
+    def metrics(self) -> dict[str, float]:
+        tpm = self.tpm
+        return {
+            "requests": self.requests,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "reject_rate": ratio(self.rejected, self.requests),
+            "max_in_any_window": self.rpm_peak.best,
+            "attempts": self.attempts,
+            "retries": self.retries,
+            "throttled": self.throttled,
+            "amplification": ratio(self.attempts, self.requests),
+            "false_rejects": self.false_rejects,
+            "tokens_charged": self.tokens_charged,
+            "tokens_admitted": self.tokens_admitted,
+            "tokens_used": self.tokens_used,
+            "peak_window_tokens": self.peak_actual,
+            "usage_ratio": self.peak_actual / tpm,
+            "overshoot": max(0, self.peak_actual - tpm),
+            "peak_counter": self.peak_counter,
+            "over_admission": max(0, self.peak_counter - tpm),
+            "in_flight": self.in_flight,
+            "waiting": self.waiting,
+            "mean_wait": ratio(self.wait_total, self.accepted),
+        }
+
+    def view(self) -> dict:
+        return {
+            "kind": "tpm",
+            "limit": self.tpm,
+            "rpm": self.rpm,
+            "counter": self._counter(),
+            "actual": self.actual.total,
+            "in_flight": self.in_flight,
+            "waiting": self.waiting,
+            "recent": self.recent[-_RECENT:],
+        }
+
+    def check_invariants(self) -> None:
+        assert self.attempts == self.accepted + self.rejected + self.retries, "an attempt was lost"
+        assert self.requests == self.accepted + self.rejected + self.waiting, "a request was lost"
+        assert self.waiting == sum(1 for item in self._heap if item[2] == _RETRY)
+        assert self.in_flight == sum(1 for item in self._heap if item[2] == _DONE)
+        assert self.throttled == self.rejected + self.retries
+        self.actual.check_invariants()
+
+
+class _LocalWindow(TpmPanel):
+    """One gateway with an exact sliding-window counter of charged tokens."""
+
+    def __init__(self, name: str, params: dict, ctx) -> None:
+        super().__init__(name, params, ctx)
+        self.counter = TokenLog(self.window)
+
+    def _charge(self, ev: dict) -> int:
+        raise NotImplementedError
+
+    def _admit(self, t: float, ev: dict) -> object | None:
+        reqs = self.reqlog
+        reqs.expire(t)
+        rpm = self.rpm
+        if rpm and len(reqs.times) >= rpm:
+            self._why = "rpm"
+            return None
+        cost = self._charge(ev)
+        if cost > self.tpm:
+            self._why = "never"
+            return None
+        c = self.counter
+        c.expire(t)
+        if c.total + cost > self.tpm:
+            self._why = "tpm"
+            return None
+        reqs.times.append(t)
+        self.tokens_charged += cost
+        e = c.add(t, cost)
+        if c.total > self.peak_counter:
+            self.peak_counter = c.total
+        return e
+
+    def _retry_after(self, t: float, ev: dict) -> float | None:
+        wait = self.reqlog.wait(t, self.rpm) if self.rpm else 0.0
+        tok = self.counter.wait(t, self.tpm - self._charge(ev))
+        return None if tok is None else max(wait, tok)
+
+    def _counter(self) -> int:
+        return self.counter.total
+
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        self.counter.check_invariants()
+        assert self.counter.total <= self.tpm, "admitted above the token limit"
+        if self.rpm and not self.params["count_rejected"]:
+            assert len(self.reqlog.times) <= self.rpm, "admitted above the request limit"
+
+
+@register_policy("ratelimit", "tpm_reserve")
+class TpmReserve(_LocalWindow):
+    """Reserve prompt + max_tokens, settle to actual at completion (Anthropic, Azure)."""
+
+    def _charge(self, ev: dict) -> int:
+        return ev["prompt_len"] + ev["max_tokens"]
+
+    def _complete(self, t: float, handle: object, actual: int) -> None:
+        self.tokens_charged += actual - handle[1]
+        self.counter.settle(handle, actual)
+
+
+@register_policy("ratelimit", "tpm_estimate")
+class TpmEstimate(_LocalWindow):
+    """Charge max(max_tokens, prompt characters / 4) and keep it (OpenAI's documented rule)."""
+
+    def _charge(self, ev: dict) -> int:
+        return max(ev["max_tokens"], (ev["prompt_chars"] + 3) // 4)
+
+
+@register_policy("ratelimit", "tpm_post_debit")
+class TpmPostDebit(TpmPanel):
+    """Admit while the counter is below the limit; debit actual tokens after the response
+    (LiteLLM, Envoy). Nothing is charged up front, so the counter lags by a response time."""
+
+    def __init__(self, name: str, params: dict, ctx) -> None:
+        super().__init__(name, params, ctx)
+        self.counter = TokenLog(self.window)  # debits at completion time
+
+    def _admit(self, t: float, ev: dict) -> object | None:
+        reqs = self.reqlog
+        reqs.expire(t)
+        if self.rpm and len(reqs.times) >= self.rpm:
+            self._why = "rpm"
+            return None
+        c = self.counter
+        c.expire(t)
+        if c.total >= self.tpm:
+            self._why = "tpm"
+            return None
+        reqs.times.append(t)
+        return True
+
+    def _complete(self, t: float, handle: object, actual: int) -> None:
+        c = self.counter
+        c.expire(t)
+        c.add(t, actual)
+        self.tokens_charged += actual
+        if c.total > self.peak_counter:
+            self.peak_counter = c.total
+
+    def _retry_after(self, t: float, ev: dict) -> float | None:
+        wait = self.reqlog.wait(t, self.rpm) if self.rpm else 0.0
+        tok = self.counter.wait(t, self.tpm - 1)
+        return max(wait, tok if tok is not None else 0.0)
+
+    def _counter(self) -> int:
+        return self.counter.total
+
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        self.counter.check_invariants()
+
+
+@register_policy("ratelimit", "tpm_shared")
+class TpmShared(TpmPanel):
+    """``workers`` gateways share one budget (reserve + settle, as ``tpm_reserve``). Each admits
+    against the global counter as of its last sync plus its own charges since; all sync every
+    ``sync`` seconds (0 = always exact). Requests reach the gateways round robin."""
+
+    PARAMS = COMMON | {
+        "workers": Param(int, 4, "gateways sharing the budget"),
+        "sync": Param(float, 1.0, "seconds between syncs with the global counter; 0 = exact"),
+    }
+
+    def __init__(self, name: str, params: dict, ctx) -> None:
+        super().__init__(name, params, ctx)
+        n, s = params["workers"], params["sync"]
+        if n < 1 or s < 0:
+            raise ValueError(f"tpm_shared needs workers >= 1 and sync >= 0, got {n!r}, {s!r}")
+        self.n, self.sync = n, s
+        self.counter = TokenLog(self.window)  # the truth: every gateway's charges
+        self.seen_tokens = [0] * n  # global counter at the last sync
+        self.seen_reqs = [0] * n
+        self.local_tokens = [0] * n  # own charges since the last sync
+        self.local_reqs = [0] * n
+        self.next_worker = 0
+        self.next_sync = s
+        if s > 0:
+            self._push(s, _SYNC, None, None, None)
+
+    def _sync(self, t: float) -> None:
+        c = self.counter
+        c.expire(t)
+        self.reqlog.expire(t)
+        n = self.n
+        self.seen_tokens = [c.total] * n
+        self.seen_reqs = [len(self.reqlog.times)] * n
+        self.local_tokens = [0] * n
+        self.local_reqs = [0] * n
+        self.next_sync = t + self.sync
+        self._push(self.next_sync, _SYNC, None, None, None)
+
+    def _admit(self, t: float, ev: dict) -> object | None:
+        w = self.next_worker
+        self.next_worker = (w + 1) % self.n
+        c = self.counter
+        if self.sync == 0:
+            c.expire(t)
+            self.reqlog.expire(t)
+            tokens, reqs = c.total, len(self.reqlog.times)
+        else:
+            tokens = self.seen_tokens[w] + self.local_tokens[w]
+            reqs = self.seen_reqs[w] + self.local_reqs[w]
+        cost = ev["prompt_len"] + ev["max_tokens"]
+        if self.rpm and reqs >= self.rpm:
+            self._why = "rpm"
+            return None
+        if cost > self.tpm:
+            self._why = "never"
+            return None
+        if tokens + cost > self.tpm:
+            self._why = "tpm"
+            return None
+        self.local_tokens[w] += cost
+        self.local_reqs[w] += 1
+        c.expire(t)
+        self.reqlog.expire(t)
+        self.reqlog.times.append(t)
+        self.tokens_charged += cost
+        e = c.add(t, cost)
+        if c.total > self.peak_counter:
+            self.peak_counter = c.total
+        return e
+
+    def _complete(self, t: float, handle: object, actual: int) -> None:
+        self.tokens_charged += actual - handle[1]
+        self.counter.settle(handle, actual)
+
+    def _retry_after(self, t: float, ev: dict) -> float | None:
+        if self.sync == 0:
+            room = self.tpm - ev["prompt_len"] - ev["max_tokens"]
+            return self.counter.wait(t, room)
+        return self.next_sync - t  # the gateway learns of freed room at its next sync
+
+    def _counter(self) -> int:
+        return self.counter.total
+
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        self.counter.check_invariants()
+        if self.sync == 0:
+            assert self.counter.total <= self.tpm, "exact sharing admitted above the limit"

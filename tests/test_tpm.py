@@ -1,0 +1,176 @@
+"""Token-per-minute limits: the presets' claims in numbers, and the accounting properties."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sims.core import api, presets
+from sims.core.panel import PanelContext
+from sims.core.registry import get_policy, load_topic, resolve_params
+from sims.core.scenario import Scenario
+from sims.ratelimit import make_panel
+from sims.ratelimit.tpm import CLIENTS
+
+TPM_POLICIES = ("tpm_reserve", "tpm_estimate", "tpm_post_debit", "tpm_shared")
+
+
+def _panel(policy: str, **params):
+    cls = get_policy("ratelimit", policy)
+    specs = dict(load_topic("ratelimit").panel_params) | dict(cls.PARAMS)
+    full = resolve_params(specs, params, "panel")
+    return make_panel(policy, policy, full, PanelContext(1, 100.0, [], policy))
+
+
+# -- the presets' claims -------------------------------------------------------------------------
+def test_429_under_limit_reserving_throttles_while_usage_stays_under_half():
+    m = api.run("tpm-429-under-limit")["panels"]
+    for name in ("tpm_estimate", "tpm_reserve"):
+        assert m[name]["throttled"] >= 50, (name, m[name])
+        assert m[name]["false_rejects"] == m[name]["throttled"], "every 429 here would have fit"
+    assert m["tpm_estimate"]["throttled"] > 3 * m["tpm_reserve"]["throttled"]  # no reconcile
+    assert m["tpm_post_debit"]["throttled"] == 0
+    for name, v in m.items():
+        assert v["usage_ratio"] < 0.5, (name, v["usage_ratio"])  # actual usage under half
+        assert v["overshoot"] == 0
+
+
+def test_post_debit_overshoots_and_reserving_never_does():
+    m = api.run("tpm-overshoot")["panels"]
+    assert m["tpm_post_debit"]["overshoot"] > 100_000  # more than twice the limit in a window
+    assert m["tpm_reserve"]["overshoot"] == 0 and m["tpm_estimate"]["overshoot"] == 0
+    assert m["tpm_reserve"]["peak_counter"] <= 100_000
+
+
+def test_shared_budget_over_admission_grows_with_sync_interval():
+    m = api.run("tpm-shared-budget")["panels"]
+    over = [m[n]["over_admission"] for n in ("exact", "sync_1s", "sync_5s", "sync_15s")]
+    assert over[0] == 0
+    assert 0 < over[1] < over[2] < over[3], over
+    assert over[3] > 0.15 * 100_000
+
+
+def test_retry_storm_immediate_retries_amplify_429s():
+    m = api.run("tpm-retry-storm")["panels"]
+    imm, back, ra, none = m["immediate"], m["backoff"], m["retry_after"], m["give_up"]
+    assert imm["amplification"] > 5.0
+    assert imm["throttled"] > 2 * back["throttled"]
+    assert back["amplification"] < 0.6 * imm["amplification"]
+    assert back["rejected"] == 0 and imm["rejected"] > 50
+    assert ra["amplification"] > back["amplification"]  # synchronized retry-after collides
+    assert none["amplification"] == 1.0 and none["retries"] == 0
+
+
+def test_count_rejected_lets_immediate_retries_lock_the_limiter():
+    p = presets.load("tpm-retry-storm").with_overrides({"defaults.count_rejected": True})
+    m = Scenario(p, panels=["immediate", "give_up"]).run().metrics()
+    assert m["immediate"]["accepted"] < 0.6 * m["give_up"]["accepted"]
+    assert m["immediate"]["amplification"] > 10
+
+
+# -- properties ----------------------------------------------------------------------------------
+_REQ = st.tuples(
+    st.floats(0.0, 3.0),  # gap to the previous request
+    st.integers(1, 3000),  # prompt tokens
+    st.integers(1, 3000),  # output tokens
+    st.integers(0, 2000),  # max_tokens slack above the output
+)
+
+
+def _stream(reqs):
+    t, events = 0.0, []
+    for i, (gap, prompt, out, slack) in enumerate(reqs):
+        t += gap
+        events.append(
+            {
+                "t": t,
+                "kind": "request",
+                "id": i,
+                "prompt_len": prompt,
+                "output_len": out,
+                "max_tokens": out + slack,
+                "prompt_chars": 4 * prompt,
+            }
+        )
+    return events
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    reqs=st.lists(_REQ, min_size=1, max_size=60),
+    policy=st.sampled_from(TPM_POLICIES),
+    client=st.sampled_from(CLIENTS),
+    rpm=st.sampled_from([0, 5, 20]),
+    count_rejected=st.booleans(),
+)
+def test_every_attempt_is_admitted_rejected_or_retried_exactly_once(reqs, policy, client, rpm, count_rejected):
+    params = {
+        "tpm": 8000,
+        "rpm": rpm,
+        "window": 10.0,
+        "client": client,
+        "max_retries": 4,
+        "count_rejected": count_rejected,
+        "decode_tps": 100.0,
+    }
+    if policy == "tpm_shared":
+        params |= {"workers": 3, "sync": 2.0}
+    panel = _panel(policy, **params)
+    events = _stream(reqs)
+    for ev in events:
+        panel.advance(ev["t"])
+        panel.on_event(ev)
+        panel.check_invariants()
+    panel.advance(events[-1]["t"] + 10_000.0)  # every retry and response finishes
+    panel.check_invariants()
+    m = panel.metrics()
+    assert m["requests"] == len(events) == m["accepted"] + m["rejected"]
+    assert m["attempts"] == m["accepted"] + m["rejected"] + m["retries"]
+    assert m["in_flight"] == 0 and m["waiting"] == 0
+    assert m["tokens_used"] == m["tokens_admitted"]
+    if policy in ("tpm_reserve", "tpm_estimate"):
+        assert m["peak_counter"] <= 8000
+    if policy == "tpm_reserve":
+        assert m["overshoot"] == 0  # a reservation covers the actual usage
+
+
+def test_snapshot_at_t_equals_a_run_to_t():
+    sc = Scenario("tpm-overshoot", checkpoint_every=0.0)
+    for t in (17.3, 61.0, 133.7):
+        sc.advance(t)
+        assert sc.metrics() == Scenario("tpm-overshoot", duration=t).run().metrics()
+
+
+def test_bad_parameters_are_value_errors():
+    with pytest.raises(ValueError, match="client"):
+        _panel("tpm_reserve", client="sometimes")
+    with pytest.raises(ValueError, match="workers"):
+        _panel("tpm_shared", workers=0)
+
+
+# -- the classic token-bucket family never admits more than its bound ------------------------
+@settings(max_examples=40, deadline=None)
+@given(
+    gaps=st.lists(st.floats(0.0, 0.5), min_size=1, max_size=200),
+    policy=st.sampled_from(["token_bucket", "leaky_bucket", "fixed_window", "sliding_log", "sliding_counter"]),
+    span=st.sampled_from([0.5, 1.0, 2.5]),
+)
+def test_classic_limiters_never_admit_more_than_their_bound(gaps, policy, span):
+    cls = get_policy("ratelimit", policy)
+    lim = cls(rate=4.0, burst=3.0) if "bucket" in policy else cls(limit=3, window=1.0)
+    t, passed = 0.0, []
+    for g in gaps:
+        t += g
+        if lim.admit(t):
+            passed.append(lim.release_time(t))
+        lim.check_invariants()
+    passed.sort()
+    window: deque[float] = deque()
+    for x in passed:  # the most passes in any closed interval of length span
+        window.append(x)
+        while window[0] < x - span:
+            window.popleft()
+        assert len(window) <= lim.bound(span) + 1e-9, (policy, span, len(window))
