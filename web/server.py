@@ -100,7 +100,6 @@ def _setup_logging() -> None:
 
 def main(host: str = "127.0.0.1", port: int = 8000, gpu: bool = False, dist: Path = Path("dist")) -> int:
     """Build dist/ if needed, then serve until SIGINT/SIGTERM. Returns the exit status."""
-    limits = Limits.from_env()
     _setup_logging()
     if host not in LOCAL_HOSTS:
         print(
@@ -109,6 +108,7 @@ def main(host: str = "127.0.0.1", port: int = 8000, gpu: bool = False, dist: Pat
             file=sys.stderr,
             flush=True,
         )
+    limits = Limits.from_env()
     ensure_built(Path(dist))
     config = uvicorn.Config(
         create_app(Path(dist), limits, gpu),
