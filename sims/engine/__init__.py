@@ -1,0 +1,52 @@
+"""The LLM engine: one inference replica simulated the way vLLM runs it.
+
+Public API (other topics build on it; keep it stable):
+
+``block_hashes(segments, block_size) -> list[int]`` (sims.engine.blocks)
+    A chained stable 64-bit hash per FULL block of a prompt given as ``[[content_id, tokens], ...]``;
+    hash_i depends on hash_{i-1} and the (content_id, start, end) pieces of block i. Prompts that
+    share their first k full blocks of content share their first k hashes.
+
+``sims/engine/profiles.toml`` / ``cost.cost_model(gpu, model)``
+    GPU profiles (A100-40GB, A100-80GB, H100-80GB, H200), model profiles (OPT-13B, Llama-3-8B,
+    Llama-3-70B at TP4, Qwen3-32B at TP2) and the efficiency constants GPU calibration rewrites.
+
+``Engine(config: EngineConfig, rng: random.Random | None = None)`` (sims.engine.engine)
+    One replica, independent of any panel. ``EngineConfig`` is a frozen dataclass (gpu, model,
+    allocator, block_size=16, max_num_seqs, max_num_batched_tokens, chunked_prefill, scheduler,
+    preemption, prefix_caching, eviction, max_model_len, kv_tokens, gpu_memory_utilization, role...).
+    - ``submit(req: dict, t: float)``: an llm request event (sims/workloads/llm.py) arriving at t;
+    - ``advance(until: float)``: runs every step that starts at or before ``until`` (atomic steps);
+    - ``next_time() -> float | None`` (start of the next step, None when idle); ``now``;
+    - load signals: ``num_waiting``, ``num_running``, ``outstanding_tokens``, ``kv_usage`` (0..1),
+      ``cached_prefix_tokens(req) -> int``;
+    - ``kv_listener``: ``fn(t, "stored" | "removed", hashes: list[int])`` as full blocks enter or
+      leave the prefix cache; ``step_listener``: ``fn(StepRecord)`` once per executed step
+      (t_start, duration, block_size, num_blocks, seqs: StepSeq(rid, new_tokens, context,
+      block_table));
+    - ``records``: completed requests (``metrics.Record``: arrival, first_token, finish,
+      prompt_len, output_len, cached_tokens, preemptions); ``stats``: ``metrics.EngineStats``;
+      ``rejected``: ids of requests refused at submit (prompt does not fit max_model_len).
+
+``summarize(records, elapsed, stats) -> dict`` (sims.engine.metrics)
+    The DESIGN engine metrics over one or many replicas: completed ttft_p50 ttft_p90 ttft_p99
+    tpot_p50 tpot_p99 e2e_p50 e2e_p90 throughput_tok_s avg_batch_size kv_utilization preemptions
+    prefix_hit_rate (plus extras: means, maxima, the KV memory breakdown).
+
+Panels (topic ``engine``): every registered policy name fixes one axis of the engine and the panel
+params set the rest (docs/engine.md lists them): allocators ``contiguous_max contiguous_pow2
+contiguous_oracle paged``; schedulers ``fcfs sjf_oracle sjf_predicted mlfq priority``; batching
+``static continuous``; preemption ``recompute swap``; prefix-cache eviction ``lru cost_aware``;
+deployment ``colocated disaggregated``; and ``engine`` (params only).
+"""
+
+from __future__ import annotations
+
+from sims.engine.blocks import block_hashes
+from sims.engine.config import EngineConfig
+from sims.engine.engine import Engine
+from sims.engine.metrics import EngineStats, Record, summarize
+
+__all__ = ["Engine", "EngineConfig", "EngineStats", "Record", "block_hashes", "summarize"]
+
+from sims.engine import panel as _panel  # noqa: E402,F401  (registers topic "engine")

@@ -1,0 +1,230 @@
+"""Prompt block hashes and the physical KV block pool with its prefix cache.
+
+``block_hashes`` names every FULL block of a sequence by a chained 64-bit hash, so two prompts that
+share their first k full blocks of content share their first k hashes (vLLM's prefix caching, and
+the prefix-aware routers of the cluster topic, both key on these). ``BlockPool`` owns blocks
+0..num_blocks-1: refcounts, the hash -> block map of cached blocks, and the free queue that decides
+which cached block is reused (evicted) next.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections import OrderedDict
+
+_ROOT = 0x6B765F726F6F7421  # the parent hash of block 0
+
+
+def _chain(parent: int, text: str) -> int:
+    digest = hashlib.sha256(parent.to_bytes(8, "big") + text.encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def block_hashes(segments: list, block_size: int, limit: int | None = None) -> list[int]:
+    """One chained stable hash per FULL block of the token sequence described by ``segments``
+    (``[[content_id, tokens], ...]``): hash_i = H(hash_{i-1}, the (content_id, start, end) pieces
+    covering block i). A trailing partial block gets no hash. ``limit`` stops after that many."""
+    if block_size < 1:
+        raise ValueError(f"block_size must be >= 1, got {block_size!r}")
+    out: list[int] = []
+    if limit is not None and limit <= 0:
+        return out
+    parent = _ROOT
+    pieces: list[str] = []
+    filled = 0
+    for seg in segments:
+        cid, n = seg[0], int(seg[1])
+        pos = 0
+        while pos < n:
+            take = min(n - pos, block_size - filled)
+            pieces.append(f"{cid}:{pos}:{pos + take}")
+            pos += take
+            filled += take
+            if filled == block_size:
+                parent = _chain(parent, "|".join(pieces))
+                out.append(parent)
+                if limit is not None and len(out) >= limit:
+                    return out
+                pieces = []
+                filled = 0
+    return out
+
+
+class LRUFree:
+    """Free blocks, least recently freed at the front (evicted first); blocks that hold no cached
+    hash go to the very front, since reusing them loses nothing."""
+
+    name = "lru"
+
+    def __init__(self) -> None:
+        self._q: OrderedDict[int, None] = OrderedDict()
+
+    def push(self, block: int, hashed: bool, cost: float) -> None:
+        self._q[block] = None
+        if not hashed:
+            self._q.move_to_end(block, last=False)
+
+    def pop(self) -> int:
+        return self._q.popitem(last=False)[0]
+
+    def remove(self, block: int) -> None:
+        del self._q[block]
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+    def order(self) -> list[int]:
+        return list(self._q)
+
+
+class CostAwareFree:
+    """GreedyDual over free blocks: a block freed with recompute cost c gets credit L + c; the block
+    with the least credit is evicted and L rises to it. Long, expensive prefixes outlive cheap ones;
+    within one freed chain the tail goes first (it is pushed first). Uncached blocks go first."""
+
+    name = "cost_aware"
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, int]] = []  # (credit, push order, block)
+        self._live: dict[int, int] = {}  # block -> its valid push order
+        self._inflation = 0.0
+        self._n = 0
+
+    def push(self, block: int, hashed: bool, cost: float) -> None:
+        self._n += 1
+        credit = self._inflation + cost if hashed else float("-inf")
+        self._live[block] = self._n
+        heapq.heappush(self._heap, (credit, self._n, block))
+
+    def pop(self) -> int:
+        while True:
+            credit, n, block = heapq.heappop(self._heap)
+            if self._live.get(block) == n:
+                del self._live[block]
+                if credit > self._inflation:
+                    self._inflation = credit
+                return block
+
+    def remove(self, block: int) -> None:
+        del self._live[block]
+        if len(self._heap) > 4 * len(self._live) + 64:
+            self._heap = [e for e in self._heap if self._live.get(e[2]) == e[1]]
+            heapq.heapify(self._heap)
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def order(self) -> list[int]:
+        return [b for _, n, b in sorted(self._heap) if self._live.get(b) == n]
+
+
+EVICTORS = {"lru": LRUFree, "cost_aware": CostAwareFree}
+
+
+class BlockPool:
+    """Physical KV blocks with refcounts and a prefix cache.
+
+    Invariants: ``ref[b] >= 0``; a block is in the free queue iff ``ref[b] == 0``; free + used =
+    total; ``cached[h] == b`` iff ``block_hash[b] == h``. A free block keeps its hash (a later
+    request may hit it) until the free queue hands it out again: evicted on reuse.
+    """
+
+    def __init__(self, num_blocks: int, eviction: str = "lru", caching: bool = True) -> None:
+        if num_blocks < 1:
+            raise ValueError(f"num_blocks must be >= 1, got {num_blocks!r}")
+        if eviction not in EVICTORS:
+            raise ValueError(f"unknown eviction {eviction!r}; valid: {', '.join(sorted(EVICTORS))}")
+        self.num_blocks = num_blocks
+        self.caching = caching
+        self.ref = [0] * num_blocks
+        self.block_hash: list[int | None] = [None] * num_blocks
+        self.cached: dict[int, int] = {}
+        self.free_q = EVICTORS[eviction]()
+        for b in range(num_blocks):
+            self.free_q.push(b, False, 0.0)
+        self.evictions = 0  # cached blocks handed out again
+
+    @property
+    def num_free(self) -> int:
+        return len(self.free_q)
+
+    @property
+    def num_used(self) -> int:
+        return self.num_blocks - len(self.free_q)
+
+    def match(self, hashes: list[int]) -> list[int]:
+        """The blocks caching the longest prefix of ``hashes`` (stops at the first miss)."""
+        out = []
+        if not self.caching:
+            return out
+        cached = self.cached
+        for h in hashes:
+            b = cached.get(h)
+            if b is None:
+                break
+            out.append(b)
+        return out
+
+    def reusable(self, blocks: list[int]) -> int:
+        """How many of ``blocks`` sit in the free queue (touching them takes them out)."""
+        ref = self.ref
+        return sum(1 for b in blocks if ref[b] == 0)
+
+    def touch(self, blocks: list[int]) -> None:
+        """Take a reference on cache hits."""
+        ref = self.ref
+        for b in blocks:
+            if ref[b] == 0:
+                self.free_q.remove(b)
+            ref[b] += 1
+
+    def allocate(self, n: int, evicted: list[int] | None = None) -> list[int] | None:
+        """``n`` fresh blocks from the front of the free queue, or None if fewer are free.
+        A reused block loses its cached hash (its hash is appended to ``evicted`` if given)."""
+        if n > len(self.free_q):
+            return None
+        out = []
+        pop = self.free_q.pop
+        for _ in range(n):
+            b = pop()
+            h = self.block_hash[b]
+            if h is not None:
+                self.block_hash[b] = None
+                del self.cached[h]
+                self.evictions += 1
+                if evicted is not None:
+                    evicted.append(h)
+            self.ref[b] = 1
+            out.append(b)
+        return out
+
+    def free(self, blocks: list[int], cost: float = 0.0) -> None:
+        """Drop one reference on each block, tail first, so the tail is evicted before the head."""
+        ref = self.ref
+        push = self.free_q.push
+        for b in reversed(blocks):
+            ref[b] -= 1
+            if ref[b] == 0:
+                push(b, self.block_hash[b] is not None, cost)
+
+    def cache(self, block: int, h: int) -> bool:
+        """Register a full, computed block under hash ``h``. False if caching is off, the block
+        already has a hash, or another block already caches ``h`` (the first one stays)."""
+        if not self.caching or self.block_hash[block] is not None or h in self.cached:
+            return False
+        self.block_hash[block] = h
+        self.cached[h] = block
+        return True
+
+    def check_invariants(self) -> None:
+        free = self.free_q.order()
+        assert len(free) == len(set(free)) == len(self.free_q), "free queue holds a block twice"
+        for b in free:
+            assert self.ref[b] == 0, f"block {b} is free with refcount {self.ref[b]}"
+        assert min(self.ref) >= 0, "negative refcount"
+        used = sum(1 for r in self.ref if r > 0)
+        assert used + len(free) == self.num_blocks, "free + used != total"
+        for h, b in self.cached.items():
+            assert self.block_hash[b] == h, f"cache map and block {b} disagree"
+        assert sum(1 for h in self.block_hash if h is not None) == len(self.cached)
