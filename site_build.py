@@ -1,23 +1,42 @@
 """Build the static site into dist/ (``contention build``).
 
 ``pack_python`` (standard library only) zips ``sims/``, ``presets/`` and the worker's bridge for
-``pyodide.unpackArchive``; the determinism test uses the same archive under Node.
+``pyodide.unpackArchive``; the determinism test uses the same archive under Node. ``build`` renders
+the jinja2 templates (home, one page per topic, one per preset at ``play/NAME/``), precomputes each
+preset's first frames in CPython through ``web.bridge`` (the poster the page animates before
+Pyodide is live), and copies Pyodide and uPlot from ``node_modules``. Every URL in dist/ is
+relative, so it works from any static host, under any subpath, offline.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import shutil
+import tomllib
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 _EPOCH = (2020, 1, 1, 0, 0, 0)
+
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+UPLOT_FILES = ("dist/uPlot.esm.js", "dist/uPlot.min.css")
+POSTER_SECONDS = 8.0  # virtual seconds of precomputed frames at most
+POSTER_DT = 0.1  # virtual seconds between precomputed frames
+POSTER_BYTES = 300_000  # JSON budget per preset page (it gzips about tenfold)
+
+Progress = Callable[[str, float], None]
 
 
 def python_files() -> list[Path]:
     """What goes into Pyodide: the simulations, the presets and the bridge (no CLI edges)."""
     files = sorted(
-        p for p in (ROOT / "sims").rglob("*") if p.suffix in (".py", ".toml", ".json") and "__pycache__" not in p.parts
+        p
+        for p in (ROOT / "sims").rglob("*")
+        if p.suffix in (".py", ".toml", ".json") and "__pycache__" not in p.parts
     )
     files += sorted((ROOT / "presets").glob("*.toml"))
     bridge = ROOT / "web" / "bridge.py"
@@ -42,16 +61,181 @@ def pack_python(dest: Path | None = None) -> bytes:
     return data
 
 
-def build(out: Path) -> Path:
-    """Placeholder until the site lands: a page that lists the presets."""
-    import html
+# -- content --------------------------------------------------------------------------------------
+def load_content() -> dict[str, Any]:
+    """templates/content.toml: the translation table and each topic's text, tables and quizzes."""
+    return tomllib.loads((ROOT / "templates" / "content.toml").read_text(encoding="utf-8"))
 
-    from sims.core import presets
 
-    out.mkdir(parents=True, exist_ok=True)
-    items = "".join(
-        f"<li><b>{html.escape(p.name)}</b> ({p.topic}): {html.escape(p.title)}</li>" for p in presets.all_presets()
+def _control_value(preset, target: str) -> Any:
+    section, _, key = target.partition(".")
+    if section == "workload":
+        return preset.workload.get(key)
+    if section == "defaults":
+        return preset.raw.get("defaults", {}).get(key, preset.panels[0].params.get(key))
+    return None
+
+
+def preset_meta(preset, poster: list[str]) -> dict[str, Any]:
+    """What a page needs to run a preset: its description, panels, controls, charts and poster."""
+    from web import bridge
+
+    session = bridge.Session(preset.name)
+    return {
+        "name": preset.name,
+        "topic": preset.topic,
+        "title": preset.title,
+        "watch_for": preset.watch_for,
+        "description": preset.description,
+        "seed": preset.seed,
+        "duration": preset.duration,
+        "panels": [{"name": s.name, "policy": s.policy} for s in preset.panels],
+        "controls": [dict(c) for c in preset.controls],
+        "control_values": {c["target"]: _control_value(preset, c["target"]) for c in preset.controls},
+        "actions": [{"label": a["label"], "kind": a["event"]["kind"]} for a in preset.actions],
+        "charts": session.charts,
+        "poster": [json.loads(f) for f in poster],
+    }
+
+
+def quiz_answers(quiz: dict, preset) -> dict[str, Any] | None:
+    """Run the quiz's preset to its time in CPython; the answer is the panel(s) with the highest
+    (``pick = "max"``) or lowest metric. None when the metric is missing."""
+    from sims.core import api
+
+    at = float(quiz.get("at") or preset.duration)
+    res = api.run(preset.name, preset.seed, at)
+    values = {n: m.get(quiz["metric"]) for n, m in res["panels"].items()}
+    if any(v is None for v in values.values()):
+        return None
+    best = (max if quiz.get("pick", "max") == "max" else min)(values.values())
+    return {
+        "preset": preset.name,
+        "question": quiz["question"],
+        "metric": quiz["metric"],
+        "at": at,
+        "options": list(values),
+        "answer": [n for n, v in values.items() if v == best],
+        "values": values,
+        "explain": quiz.get("explain", ""),
+    }
+
+
+# -- build ----------------------------------------------------------------------------------------
+def _copy_vendor(out: Path) -> None:
+    nm = ROOT / "node_modules"
+    pyo = out / "static" / "vendor" / "pyodide"
+    pyo.mkdir(parents=True, exist_ok=True)
+    for name in PYODIDE_FILES:
+        src = nm / "pyodide" / name
+        if not src.exists():
+            raise ValueError(f"{src} is missing: run `npm ci` first")
+        shutil.copyfile(src, pyo / name)
+    up = out / "static" / "vendor" / "uplot"
+    up.mkdir(parents=True, exist_ok=True)
+    for rel in UPLOT_FILES:
+        src = nm / "uplot" / rel
+        if not src.exists():
+            raise ValueError(f"{src} is missing: run `npm ci` first")
+        shutil.copyfile(src, up / Path(rel).name)
+
+
+def _env(templates: Path):
+    try:
+        import jinja2
+    except ModuleNotFoundError as exc:  # the CLI names the extra; keep the message for direct use
+        raise ValueError(f"building the site needs jinja2 ({exc.name} is missing)") from None
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates),
+        autoescape=jinja2.select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
     )
-    (out / "index.html").write_text(f"<!doctype html><title>Contention</title><h1>Contention</h1><ul>{items}</ul>")
-    pack_python(out / "sims.zip")
+    env.filters["json_script"] = lambda obj: json.dumps(obj, separators=(",", ":")).replace("</", "<\\/")
+    return env
+
+
+def build(out: Path, progress: Progress | None = None) -> Path:
+    """Build the site into ``out``; ``progress(label, fraction)`` is called as work completes."""
+    from sims.core import presets as presets_mod
+    from sims.core import registry
+    from web import bridge
+
+    report = progress or (lambda label, frac: None)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for sub in ("static", "play", "topics"):  # only what this build writes
+        shutil.rmtree(out / sub, ignore_errors=True)
+
+    report("copying Pyodide and uPlot", 0.0)
+    _copy_vendor(out)
+    shutil.copytree(ROOT / "web" / "static", out / "static", dirs_exist_ok=True)
+    pack_python(out / "static" / "py" / "sims.zip")
+
+    content = load_content()
+    all_presets = presets_mod.all_presets()
+    by_topic: dict[str, list] = {t: [] for t in registry.TOPIC_NAMES}
+    for p in all_presets:
+        by_topic.setdefault(p.topic, []).append(p)
+    api_client = (ROOT / "web" / "static" / "js" / "api-client.js").exists()
+    env = _env(ROOT / "templates")
+    common = {"topics": content["topics"], "topic_order": list(registry.TOPIC_NAMES), "by_topic": by_topic}
+
+    n = max(1, len(all_presets))
+    metas = {}
+    for i, p in enumerate(all_presets):
+        report(f"precomputing {p.name}", 0.05 + 0.75 * i / n)
+        try:
+            poster = bridge.poster(p.name, POSTER_SECONDS, POSTER_DT, POSTER_BYTES)
+            meta = preset_meta(p, poster)
+        except Exception as exc:  # a broken preset gets a page that says so; the rest still build
+            meta = {"name": p.name, "topic": p.topic, "title": p.title, "watch_for": p.watch_for,
+                    "description": p.description, "seed": p.seed, "duration": p.duration,
+                    "panels": [{"name": s.name, "policy": s.policy} for s in p.panels],
+                    "controls": [], "actions": [], "charts": [], "poster": [],
+                    "build_error": f"{type(exc).__name__}: {exc}"}
+        metas[p.name] = meta
+        (out / "static" / "presets").mkdir(parents=True, exist_ok=True)
+        (out / "static" / "presets" / f"{p.name}.json").write_text(json.dumps(meta, separators=(",", ":")))
+        page = env.get_template("play.html").render(
+            root="../../", preset=p, meta=meta, api_client=api_client, **common
+        )
+        _write(out / "play" / p.name / "index.html", page)
+
+    report("writing topic pages", 0.8)
+    names = {p.name: p for p in all_presets}
+    for k, topic in enumerate(registry.TOPIC_NAMES):
+        text = content["topics"].get(topic)
+        if text is None:
+            continue
+        quizzes = []
+        for q in text.get("quiz", []):
+            if q["preset"] in names:
+                try:
+                    ans = quiz_answers(q, names[q["preset"]])
+                except Exception:  # noqa: BLE001 - a quiz that cannot run is left out, not fatal
+                    ans = None
+                if ans:
+                    quizzes.append(ans)
+        report(f"topic {topic}", 0.8 + 0.18 * k / len(registry.TOPIC_NAMES))
+        try:
+            implemented = sorted(registry.policies(topic))
+        except ValueError:
+            implemented = []
+        page = env.get_template("topic.html").render(
+            root="../../", topic=topic, text=text, presets=by_topic.get(topic, []),
+            quizzes=quizzes, implemented=implemented, **common,
+        )
+        _write(out / "topics" / topic / "index.html", page)
+
+    _write(out / "index.html", env.get_template("index.html").render(
+        root="", translation=content["translation"], presets=all_presets, **common))
+    (out / "static" / "presets" / "index.json").write_text(json.dumps(sorted(metas)))
+    report("done", 1.0)
     return out
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

@@ -1,0 +1,259 @@
+"""The Python side of the browser worker: live scenarios by id, answered with compact JSON frames.
+
+The worker calls ``call(op, args_json)`` and gets one JSON string back, so each request crosses
+the JS/Python boundary once. ``site_build`` uses the same sessions in CPython to precompute the
+first frames of every preset, so the page's poster and Pyodide's live frames come from one code path.
+Only the standard library and ``sims`` are imported here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from bisect import bisect_right
+from typing import Any
+
+from sims.core import presets
+from sims.core.scenario import Scenario
+
+# Metrics drawn as time-series charts when a preset's [site] table names none (first ones found win).
+CHART_METRICS: dict[str, tuple[str, ...]] = {
+    "alloc": ("utilization", "external_frag", "fail_rate"),
+    "paging": ("fault_rate", "faults"),
+    "cache": ("hit_ratio", "backend_writes"),
+    "ratelimit": ("max_in_any_window", "reject_rate", "tokens_used", "false_rejects"),
+    "balance": ("p99_latency", "max_queue", "imbalance"),
+    "hashing": ("max_load_ratio", "remapped_fraction"),
+    "engine": ("ttft_p90", "throughput_tok_s", "kv_utilization", "avg_batch_size"),
+    "cluster": ("ttft_p90", "throughput_tok_s", "prefix_hit_rate", "kv_utilization"),
+}
+MAX_CHARTS = 3
+CHECKPOINTS = 20  # per run: seeking back replays at most duration / CHECKPOINTS
+
+
+def chart_metrics(preset: presets.Preset, metrics: dict[str, dict[str, float]]) -> list[str]:
+    """The preset's ``site.charts``, else the topic's defaults that its panels report, else the
+    first metrics of the first panel; at most MAX_CHARTS, in that order."""
+    have: list[str] = []
+    for m in metrics.values():
+        have += [k for k in m if k not in have]
+    wanted = preset.site.get("charts") or CHART_METRICS.get(preset.topic, ())
+    chosen = [m for m in wanted if m in have]
+    if not chosen:
+        chosen = [m for m in have if m not in ("requests",)] or have
+    return chosen[:MAX_CHARTS]
+
+
+def _finite(obj: Any) -> Any:
+    """A copy with non-finite floats replaced by None (JSON has no NaN or Infinity)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def dumps(obj: Any) -> str:
+    try:
+        return json.dumps(obj, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(obj), separators=(",", ":"), allow_nan=False)
+
+
+class Session:
+    """One live scenario of a page. ``injected`` lists the "break it" events in the order they were
+    injected; replaying them in that order into a fresh stream rebuilds the same run (a shared link)."""
+
+    def __init__(
+        self,
+        preset: str,
+        seed: int | None = None,
+        panels: list[str] | None = None,
+        overrides: dict[str, Any] | None = None,
+        actions: list[list] | None = None,
+    ) -> None:
+        base = presets.load(preset)
+        if overrides:
+            base = base.with_overrides(overrides)
+        self.base = base
+        self.seed = base.seed if seed is None else seed
+        chosen = presets.select_panels(base, panels)
+        sample_dt = base.sample_dt or base.duration / 100
+        self.sc = Scenario(
+            chosen,
+            self.seed,
+            checkpoint_every=base.duration / CHECKPOINTS,
+            sample_dt=sample_dt,
+        )
+        self.injected: list[list] = []
+        for index, t in actions or []:
+            self._insert(self._action_event(index, t))
+            self.injected.append([index, t])
+        self.charts = chart_metrics(base, self.sc.metrics())
+        self.sent = 0  # series rows the client already holds
+
+    # -- "break it" ------------------------------------------------------------------------
+    def _action_event(self, index: int, t: float) -> dict:
+        acts = self.base.actions
+        if not isinstance(index, int) or not 0 <= index < len(acts):
+            raise ValueError(f"action {index!r}: {self.base.name} has {len(acts)} action(s)")
+        t = float(t)
+        if not 0.0 <= t <= self.sc.duration:
+            raise ValueError(f"action time {t!r} is outside [0, {self.sc.duration:g}]")
+        return dict(acts[index]["event"], t=t)
+
+    def _insert(self, ev: dict) -> None:
+        """Put ``ev`` into the stream after every event at or before its time (as scheduled events
+        go after workload events at the same instant). The list is shared with the panels'
+        contexts, so oracles see it too."""
+        sc = self.sc
+        k = bisect_right(sc._times, ev["t"])
+        sc.events.insert(k, ev)
+        sc._times.insert(k, ev["t"])
+        if k <= sc._end:
+            sc._end += 1
+        if k < sc._i:  # an event in the past of the current state: replay from a checkpoint
+            target = sc.t
+            sc._checkpoints = [cp for cp in sc._checkpoints if cp[1] <= k]
+            sc.seek(0.0 if not sc._checkpoints else sc._checkpoints[-1][0])
+            sc.seek(target)
+
+    def inject(self, index: int) -> None:
+        """Inject action ``index`` into the running stream at the current virtual time."""
+        t = self.sc.t
+        self._insert(self._action_event(index, t))
+        self.injected.append([index, t])
+
+    # -- frames ------------------------------------------------------------------------------
+    def frame(self) -> dict:
+        """``{t, panels: {name: {metrics, view}}, series: {from, rows}}``; rows are
+        ``[t, {panel: [chart metric values]}]`` the client does not hold yet (it keeps ``from``)."""
+        sc = self.sc
+        panels: dict[str, Any] = {}
+        for name, p in sc.panels.items():
+            entry: dict[str, Any] = {"metrics": p.metrics()}
+            try:
+                entry["view"] = p.view()
+            except Exception as exc:  # a broken view must not hide the metrics
+                entry["view"] = {"kind": "error", "error": f"{type(exc).__name__}: {exc}"}
+            panels[name] = entry
+        keep = min(self.sent, len(sc.series))
+        rows = [
+            [s["t"], {n: [m.get(c) for c in self.charts] for n, m in s["panels"].items()}]
+            for s in sc.series[keep:]
+        ]
+        self.sent = len(sc.series)
+        return {"t": sc.t, "panels": panels, "series": {"from": keep, "rows": rows}}
+
+    def info(self) -> dict:
+        p = self.base
+        return {
+            "preset": p.name,
+            "topic": p.topic,
+            "seed": self.seed,
+            "duration": self.sc.duration,
+            "panels": [{"name": s.name, "policy": s.policy} for s in self.sc.preset.panels],
+            "charts": self.charts,
+            "actions": self.injected,
+        }
+
+
+_SESSIONS: dict[str, Session] = {}
+
+
+def _op_create(a: dict) -> dict:
+    s = Session(a["preset"], a.get("seed"), a.get("panels") or None, a.get("overrides"), a.get("actions"))
+    _SESSIONS[a["id"]] = s
+    t = float(a.get("t") or 0.0)
+    if t:
+        s.sc.seek(t)
+    return {"info": s.info(), "frame": s.frame()}
+
+
+def _session(a: dict) -> Session:
+    try:
+        return _SESSIONS[a["id"]]
+    except KeyError:
+        raise ValueError(f"no simulation {a.get('id')!r}: create it first") from None
+
+
+def _op_advance(a: dict) -> dict:
+    s = _session(a)
+    s.sc.advance(float(a["t"]))
+    return s.frame()
+
+
+def _op_step(a: dict) -> dict:
+    s = _session(a)
+    s.sc.step()
+    return s.frame()
+
+
+def _op_seek(a: dict) -> dict:
+    s = _session(a)
+    s.sent = min(s.sent, int(a.get("have", s.sent)))
+    s.sc.seek(float(a["t"]))
+    return s.frame()
+
+
+def _op_inject(a: dict) -> dict:
+    s = _session(a)
+    s.inject(int(a["action"]))
+    return {"frame": s.frame(), "actions": s.injected}
+
+
+def _op_snapshot(a: dict) -> dict:
+    return _session(a).sc.snapshot()
+
+
+def _op_drop(a: dict) -> dict:
+    _SESSIONS.pop(a["id"], None)
+    return {}
+
+
+OPS = {
+    "create": _op_create,
+    "advance": _op_advance,
+    "step": _op_step,
+    "seek": _op_seek,
+    "inject": _op_inject,
+    "snapshot": _op_snapshot,
+    "drop": _op_drop,
+}
+
+
+def call(op: str, args_json: str) -> str:
+    """Run one request; returns ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "..."}``
+    as JSON. Bad input (ValueError, including PresetError) gives a one-line message."""
+    try:
+        fn = OPS[op]
+    except KeyError:
+        return dumps({"ok": False, "error": f"unknown operation {op!r}; valid: {', '.join(OPS)}"})
+    try:
+        return dumps({"ok": True, "result": fn(json.loads(args_json))})
+    except (ValueError, KeyError, TypeError) as exc:
+        return dumps({"ok": False, "error": str(exc) or type(exc).__name__})
+    except Exception as exc:  # a simulation bug: say which, keep the worker alive
+        return dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+
+
+def poster(preset: str, seconds: float, dt: float, budget_bytes: int) -> list[str]:
+    """The first frames of ``preset`` at its own seed as JSON texts (views alias live state, so
+    each is serialised when taken), every ``dt`` virtual seconds up to ``seconds``, stopping before
+    their total would exceed ``budget_bytes`` (always at least the frame at t=0)."""
+    s = Session(preset)
+    frames = [dumps(s.frame())]
+    size = len(frames[0])
+    limit = min(seconds, s.sc.duration)
+    k = 1
+    while k * dt <= limit + 1e-9:
+        s.sc.advance(k * dt)
+        text = dumps(s.frame())
+        if size + len(text) > budget_bytes:
+            break
+        frames.append(text)
+        size += len(text)
+        k += 1
+    return frames

@@ -1,0 +1,53 @@
+// The simulation worker (a module worker): loads Pyodide once, unpacks our Python, then answers
+// requests {id, op, args} with {id, ok, result | error, ms}. One worker serves every simulation on
+// a page; requests are handled one at a time, in arrival order.
+// Assets resolve relative to this file, so a blob-URL bootstrap from another origin works too.
+const BASE = new URL("../", import.meta.url); // .../static/
+
+let bridgeCall = null;
+let queue = Promise.resolve();
+
+async function boot() {
+  const t0 = performance.now();
+  const { loadPyodide } = await import(new URL("vendor/pyodide/pyodide.mjs", BASE).href);
+  const indexURL = new URL("vendor/pyodide/", BASE).href;
+  const [pyodide, zip] = await Promise.all([
+    loadPyodide({ indexURL, stdout: () => {}, stderr: (s) => console.warn(s) }),
+    fetch(new URL("py/sims.zip", BASE)).then((r) => {
+      if (!r.ok) throw new Error(`cannot fetch sims.zip: HTTP ${r.status}`);
+      return r.arrayBuffer();
+    }),
+  ]);
+  pyodide.unpackArchive(zip, "zip", { extractDir: "/app" });
+  pyodide.runPython("import sys; sys.path.insert(0, '/app')");
+  bridgeCall = pyodide.pyimport("web.bridge").call;
+  return { python: pyodide.runPython("import sys; sys.version.split()[0]"), load_ms: performance.now() - t0 };
+}
+
+const booted = boot();
+booted.then(
+  (info) => self.postMessage({ id: 0, ok: true, result: info, ready: true }),
+  (err) => self.postMessage({ id: 0, ok: false, error: `Python failed to start: ${err && err.message ? err.message : err}`, ready: true }),
+);
+
+self.onmessage = (e) => {
+  const { id, op, args } = e.data;
+  queue = queue.then(async () => {
+    try {
+      await booted;
+    } catch (err) {
+      self.postMessage({ id, ok: false, error: `Python failed to start: ${err}` });
+      return;
+    }
+    const s = performance.now();
+    let reply;
+    try {
+      reply = JSON.parse(bridgeCall(op, JSON.stringify(args)));
+    } catch (err) {
+      reply = { ok: false, error: String(err && err.message ? err.message : err).split("\n").slice(-3).join(" ") };
+    }
+    reply.id = id;
+    reply.ms = performance.now() - s;
+    self.postMessage(reply);
+  });
+};
