@@ -307,3 +307,16 @@ def kv_write_kernel(
     v = tl.load(Vnew + src, mask=mask, other=0.0)
     tl.store(K + blk * stride_kb + off * stride_ks + offs_h[:, None] * stride_kh + offs_d[None, :], k, mask=mask)
     tl.store(V + blk * stride_vb + off * stride_vs + offs_h[:, None] * stride_vh + offs_d[None, :], v, mask=mask)
+
+
+@triton.jit
+def read_sweep_kernel(X, Partial, n, iters, BLOCK: tl.constexpr):
+    """Bandwidth probe: program p reads tiles p, p + P, p + 2P, ... of X (grid-stride, masked) and
+    writes one partial sum, so almost every byte moved is a read."""
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for i in range(0, iters):
+        offs = (pid + i * nprog).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        acc += tl.load(X + offs, mask=offs < n, other=0.0).to(tl.float32)
+    tl.store(Partial + pid, tl.sum(acc, 0))
