@@ -7,9 +7,11 @@ computation fed one record at a time, so a panel's live metrics equal ``summariz
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass
+from math import fsum
 
-from sims.core.metrics import Samples, ratio
+from sims.core.metrics import percentile, ratio
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,13 +54,35 @@ class EngineStats:
         return out
 
 
-class Accumulator:
-    """Latency samples and token counts over completed requests (percentiles exact)."""
+class Sorted:
+    """Values kept sorted: exact percentiles, and an order-independent mean (fsum)."""
+
+    __slots__ = ("v",)
 
     def __init__(self) -> None:
-        self.ttft = Samples()
-        self.tpot = Samples()
-        self.e2e = Samples()
+        self.v: list[float] = []
+
+    def add(self, x: float) -> None:
+        insort(self.v, x)
+
+    def p(self, q: float) -> float:
+        return percentile(self.v, q, is_sorted=True)
+
+    def mean(self) -> float:
+        return fsum(self.v) / len(self.v) if self.v else 0.0
+
+    def max(self) -> float:
+        return self.v[-1] if self.v else 0.0
+
+
+class Accumulator:
+    """Latency samples and token counts over completed requests. Every result is independent of
+    the order records are added in (exact percentiles, fsum means), so replicas can be merged."""
+
+    def __init__(self) -> None:
+        self.ttft = Sorted()
+        self.tpot = Sorted()
+        self.e2e = Sorted()
         self.completed = 0
         self.output_tokens = 0
         self.prompt_tokens = 0

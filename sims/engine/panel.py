@@ -1,1 +1,180 @@
-"""placeholder"""
+"""Engine panels: one policy name fixes one axis of the engine; the panel params set the rest.
+
+Registered policies (topic ``engine``) and the axis each fixes:
+  allocator   contiguous_max contiguous_pow2 contiguous_oracle paged
+  scheduler   fcfs sjf_oracle sjf_predicted mlfq priority
+  batching    static continuous
+  preemption  recompute swap
+  eviction    lru cost_aware
+  deployment  colocated disaggregated
+  (none)      engine: the params alone
+A param naming the same axis must be empty or agree with the policy, so a preset can say
+``policy = "mlfq"`` and ``allocator = "paged"`` but never ``policy = "mlfq"`` with
+``scheduler = "fcfs"``.
+"""
+
+from __future__ import annotations
+
+from sims.core.panel import Panel
+from sims.core.registry import Param, Topic, get_policy, register_policy, register_topic
+from sims.engine.config import CONFIG_FIELDS, EngineConfig
+from sims.engine.disagg import Deployment
+from sims.engine.engine import Engine
+from sims.engine.metrics import Accumulator
+from sims.engine.seq import STATE_NAMES
+from sims.engine.view import engine_view
+
+AXES = ("allocator", "scheduler", "batching", "preemption", "eviction", "deployment")
+
+PANEL_PARAMS = {
+    "gpu": Param(str, "A100-40GB", "GPU profile (profiles.toml)"),
+    "model": Param(str, "OPT-13B", "model profile (profiles.toml)"),
+    "tp": Param(int, 0, "tensor-parallel GPUs; 0 = the model profile's"),
+    "allocator": Param(str, "", "KV allocator; empty = the policy's or paged"),
+    "pow2_of": Param(str, "output", "contiguous_pow2: 'output' (Orca-Pow2) or 'context' (doubling)"),
+    "block_size": Param(int, 16, "tokens per KV block (paged)"),
+    "max_num_seqs": Param(int, 256, "sequences per step"),
+    "max_num_batched_tokens": Param(int, 8192, "token budget per step"),
+    "chunked_prefill": Param(bool, True, "split long prompts across steps"),
+    "scheduler": Param(str, "", "fcfs | sjf_oracle | sjf_predicted | mlfq | priority; empty = fcfs"),
+    "predictor_error": Param(float, 0.0, "sjf_predicted: sigma of the lognormal length error"),
+    "aging": Param(float, 0.0, "scheduler key units a waiting request gains per second"),
+    "mlfq_levels": Param(int, 5, "mlfq: levels"),
+    "mlfq_quantum": Param(int, 32, "mlfq: output tokens at level 0 (doubles per level)"),
+    "mlfq_prompt_quantum": Param(int, 512, "mlfq: prompt tokens a level-0 join allows"),
+    "batching": Param(str, "", "continuous | static; empty = continuous"),
+    "preemption": Param(str, "", "recompute | swap; empty = recompute"),
+    "swap_tokens": Param(int, 1 << 30, "host swap space in token slots"),
+    "prefix_caching": Param(bool, True, "paged: share hashed full blocks"),
+    "eviction": Param(str, "", "prefix-cache eviction: lru | cost_aware; empty = lru"),
+    "max_model_len": Param(int, 0, "0 = the model profile's"),
+    "kv_tokens": Param(int, 0, "KV token slots; 0 = from GPU memory"),
+    "gpu_memory_utilization": Param(float, 0.9, "share of GPU memory for weights + KV"),
+    "watermark": Param(float, 0.01, "share of blocks kept free at admission"),
+    "deployment": Param(str, "", "single (empty) | colocated | disaggregated"),
+    "prefill_replicas": Param(int, 1, "disaggregated: prefill engines (colocated: part of the total)"),
+    "decode_replicas": Param(int, 1, "disaggregated: decode engines (colocated: part of the total)"),
+    "link_bytes_s": Param(float, 0.0, "KV transfer bandwidth between pools; 0 = the GPU profile's"),
+}
+
+
+class EnginePanel(Panel):
+    """One engine (or one Deployment of several) over the shared request stream."""
+
+    topic = "engine"
+
+    def __init__(self, name: str, params: dict, ctx, config: EngineConfig, deployment: str = "") -> None:
+        super().__init__(name, params, ctx)
+        rng = ctx.rng("engine")
+        if deployment:
+            self.engine = Deployment(
+                config, deployment, params["prefill_replicas"], params["decode_replicas"], params["link_bytes_s"], rng
+            )
+            self.single = None
+        else:
+            self.engine = self.single = Engine(config, rng)
+        self.acc = Accumulator()
+        self._seen: list[int] = []
+        self._t = 0.0
+
+    def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
+        eng = self.engine
+        for k in range(lo, hi):
+            ev = events[k]
+            if ev["kind"] == "request":
+                eng.advance(ev["t"])
+                eng.submit(ev, ev["t"])
+        eng.advance(until)
+        self._t = until
+
+    def on_event(self, ev: dict) -> None:
+        if ev["kind"] == "request":
+            self.engine.submit(ev, ev["t"])
+
+    def advance(self, until: float) -> None:
+        self.engine.advance(until)
+        if until > self._t:
+            self._t = until
+
+    def next_time(self) -> float | None:
+        return self.engine.next_time()
+
+    def _collect(self) -> None:
+        engines = self.engine.engines if self.single is None else [self.single]
+        if len(self._seen) < len(engines):
+            self._seen = [0] * len(engines)
+        for i, e in enumerate(engines):
+            recs = e.records
+            for k in range(self._seen[i], len(recs)):
+                self.acc.add(recs[k])
+            self._seen[i] = len(recs)
+
+    def metrics(self) -> dict[str, float]:
+        self._collect()
+        out = self.acc.result(self._t, self.engine.stats)
+        out["kv_usage"] = self.single.kv_usage if self.single else _mean(e.kv_usage for e in self.engine.engines)
+        out["waiting"] = self.single.num_waiting if self.single else sum(e.num_waiting for e in self.engine.engines)
+        out["running"] = self.single.num_running if self.single else sum(e.num_running for e in self.engine.engines)
+        if self.single is None:
+            out["kv_transfer_s"] = self.engine.transfer_s
+        return out
+
+    def view(self) -> dict:
+        if self.single is not None:
+            return engine_view(self.single)
+        return {
+            "kind": "deployment",
+            "mode": self.engine.mode,
+            "prefill": [engine_view(e, small=True) for e in self.engine.prefill],
+            "decode": [engine_view(e, small=True) for e in self.engine.decode],
+        }
+
+    def check_invariants(self) -> None:
+        self.engine.check_invariants()
+
+
+def _mean(values) -> float:
+    v = list(values)
+    return sum(v) / len(v) if v else 0.0
+
+
+def _policy(axis: str, name: str):
+    cls = type(f"EnginePolicy_{name}", (), {"AXIS": axis, "PARAMS": {}, "__doc__": f"{axis} = {name}"})
+    return register_policy("engine", name)(cls)
+
+
+for _axis, _names in (
+    ("allocator", ("contiguous_max", "contiguous_pow2", "contiguous_oracle", "paged")),
+    ("scheduler", ("fcfs", "sjf_oracle", "sjf_predicted", "mlfq", "priority")),
+    ("batching", ("static", "continuous")),
+    ("preemption", ("recompute", "swap")),
+    ("eviction", ("lru", "cost_aware")),
+    ("deployment", ("colocated", "disaggregated")),
+):
+    for _name in _names:
+        _policy(_axis, _name)
+_policy("", "engine")
+
+
+def resolve(policy: str, params: dict) -> tuple[EngineConfig, str]:
+    """The engine config and deployment a panel's policy and params describe."""
+    cls = get_policy("engine", policy)
+    params = dict(params)
+    if cls.AXIS:
+        given = params.get(cls.AXIS, "")
+        if given not in ("", policy):
+            raise ValueError(f"panel policy {policy!r} sets {cls.AXIS}={policy!r} but the params say {given!r}")
+        params[cls.AXIS] = policy
+    deployment = params.pop("deployment", "") or ""
+    fields = {k: v for k, v in params.items() if k in CONFIG_FIELDS and v != ""}
+    return EngineConfig(**fields), deployment
+
+
+def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
+    config, deployment = resolve(policy, params)
+    return EnginePanel(name, params, ctx, config, deployment)
+
+
+register_topic(Topic("engine", make_panel, panel_params=PANEL_PARAMS))
+
+__all__ = ["AXES", "EnginePanel", "PANEL_PARAMS", "STATE_NAMES", "make_panel", "resolve"]
