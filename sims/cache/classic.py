@@ -24,7 +24,9 @@ class LRU(CachePolicy):
             od.move_to_end(key)
             return True
         if len(od) >= self.size:
-            self._evicted(od.popitem(False)[0])
+            victim = od.popitem(False)[0]
+            if self.on_evict is not None:
+                self.on_evict(victim)
         od[key] = None
         return False
 
@@ -51,7 +53,9 @@ class FIFO(CachePolicy):
         if key in od:
             return True
         if len(od) >= self.size:
-            self._evicted(od.popitem(False)[0])
+            victim = od.popitem(False)[0]
+            if self.on_evict is not None:
+                self.on_evict(victim)
         od[key] = None
         return False
 
@@ -166,7 +170,8 @@ class Clock(CachePolicy):
             victim = self.keys[slot]
             del where[victim]
             self.hand = hand + 1 if hand + 1 < size else 0
-            self._evicted(victim)
+            if self.on_evict is not None:
+                self.on_evict(victim)
         self.keys[slot] = key
         self.ref[slot] = 0
         where[key] = slot
