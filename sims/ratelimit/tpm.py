@@ -18,10 +18,11 @@ rejected (final) or retried, so ``attempts == accepted + rejected + retries``.
 
 from __future__ import annotations
 
+from collections import deque
 from heapq import heappop, heappush
 from math import ceil
 
-from sims.core.metrics import SlidingMax, ratio
+from sims.core.metrics import ratio
 from sims.core.panel import Panel
 from sims.core.registry import Param, register_policy
 from sims.ratelimit.tpm_window import RequestLog, TokenLog
@@ -79,13 +80,16 @@ class TpmPanel(Panel):
         self.actual = TokenLog(self.window)  # actual tokens, attributed at admission
         self.peak_actual = 0
         self.peak_counter = 0  # the most tokens the limiter's own counter held
-        self.rpm_peak = SlidingMax(p["measure_window"])
+        self._measured: deque[float] = deque()  # admitted times in the measure window
+        self._measure_window = p["measure_window"]
+        self.max_in_window = 0
+        self.count_rejected = p["count_rejected"]
         self.requests = self.accepted = self.rejected = 0
         self.attempts = self.retries = self.throttled = self.false_rejects = 0
         self.tokens_charged = self.tokens_admitted = self.tokens_used = 0
         self.in_flight = self.waiting = 0
         self.wait_total = 0.0
-        self.recent: list[list] = []  # [t, outcome] for the view
+        self.recent: deque[tuple] = deque(maxlen=_RECENT)  # (t, outcome), newest last
 
     # -- policy hooks -------------------------------------------------------------------------
     def _admit(self, t: float, ev: dict) -> object | None:
@@ -126,9 +130,15 @@ class TpmPanel(Panel):
                 self._sync(t)
 
     def _attempt(self, t: float, ev: dict, first: float, n: int) -> None:
+        """One attempt at t: the hot path, so the window updates are written out inline."""
         self.attempts += 1
         act = self.actual
-        act.expire(t)
+        log = act.log
+        edge = t - self.window
+        while log and log[0][0] <= edge:  # act.expire(t)
+            e = log.popleft()
+            act.total -= e[1]
+            e[2] = False
         out = ev["output_len"]
         actual = ev["prompt_len"] + out
         handle = self._admit(t, ev)
@@ -136,29 +146,38 @@ class TpmPanel(Panel):
             self.accepted += 1
             self.in_flight += 1
             self.tokens_admitted += actual
-            act.add(t, actual)
-            if act.total > self.peak_actual:
-                self.peak_actual = act.total
-            self.rpm_peak.add(t)
+            log.append([t, actual, True])  # act.add(t, actual)
+            total = act.total = act.total + actual
+            if total > self.peak_actual:
+                self.peak_actual = total
+            mw = self._measured  # admitted times in (t - measure_window, t]
+            mw.append(t)
+            edge = t - self._measure_window
+            while mw[0] <= edge:
+                mw.popleft()
+            if len(mw) > self.max_in_window:
+                self.max_in_window = len(mw)
             self.wait_total += t - first
-            self._push(t + self.ttft + out / self.tps, _DONE, handle, actual, None)
-            self.recent.append([t, "ok"])
+            heappush(self._heap, (t + self.ttft + out / self.tps, self._seq, _DONE, handle, actual, None))
+            self._seq += 1
+            self.recent.append((t, "ok"))
             return
         self.throttled += 1
         why = self._why
         if why == "tpm" and act.total + actual <= self.tpm:
             self.false_rejects += 1
-        if self.params["count_rejected"]:
+        if self.count_rejected and self.rpm:
             self.reqlog.times.append(t)
-        delay = self._delay(t, ev, n, why)
+        delay = None if self.client == "none" else self._delay(t, ev, n, why)
         if delay is None:
             self.rejected += 1
-            self.recent.append([t, "429"])
+            self.recent.append((t, "429"))
         else:
             self.retries += 1
             self.waiting += 1
-            self._push(t + delay, _RETRY, ev, first, n + 1)
-            self.recent.append([t, "retry"])
+            heappush(self._heap, (t + delay, self._seq, _RETRY, ev, first, n + 1))
+            self._seq += 1
+            self.recent.append((t, "retry"))
 
     def _delay(self, t: float, ev: dict, n: int, why: str) -> float | None:
         client = self.client
@@ -195,7 +214,6 @@ class TpmPanel(Panel):
                     self.requests += 1
                     self._attempt(t, dict(req), t, 0)
         self._run(until)
-        del self.recent[:-_RECENT]
 
     def advance(self, until: float) -> None:
         self._run(until)
@@ -214,7 +232,7 @@ class TpmPanel(Panel):
             "accepted": self.accepted,
             "rejected": self.rejected,
             "reject_rate": ratio(self.rejected, self.requests),
-            "max_in_any_window": self.rpm_peak.best,
+            "max_in_any_window": self.max_in_window,
             "attempts": self.attempts,
             "retries": self.retries,
             "throttled": self.throttled,
@@ -242,7 +260,7 @@ class TpmPanel(Panel):
             "actual": self.actual.total,
             "in_flight": self.in_flight,
             "waiting": self.waiting,
-            "recent": self.recent[-_RECENT:],
+            "recent": [list(r) for r in self.recent],
         }
 
     def check_invariants(self) -> None:
@@ -265,26 +283,37 @@ class _LocalWindow(TpmPanel):
         raise NotImplementedError
 
     def _admit(self, t: float, ev: dict) -> object | None:
-        reqs = self.reqlog
-        reqs.expire(t)
+        edge = t - self.window
         rpm = self.rpm
-        if rpm and len(reqs.times) >= rpm:
-            self._why = "rpm"
-            return None
+        if rpm:
+            times = self.reqlog.times
+            while times and times[0] <= edge:
+                times.popleft()
+            if len(times) >= rpm:
+                self._why = "rpm"
+                return None
         cost = self._charge(ev)
-        if cost > self.tpm:
+        tpm = self.tpm
+        if cost > tpm:
             self._why = "never"
             return None
         c = self.counter
-        c.expire(t)
-        if c.total + cost > self.tpm:
+        log = c.log
+        while log and log[0][0] <= edge:  # c.expire(t)
+            e = log.popleft()
+            c.total -= e[1]
+            e[2] = False
+        if c.total + cost > tpm:
             self._why = "tpm"
             return None
-        reqs.times.append(t)
+        if rpm:
+            times.append(t)
         self.tokens_charged += cost
-        e = c.add(t, cost)
-        if c.total > self.peak_counter:
-            self.peak_counter = c.total
+        e = [t, cost, True]
+        log.append(e)
+        total = c.total = c.total + cost
+        if total > self.peak_counter:
+            self.peak_counter = total
         return e
 
     def _retry_after(self, t: float, ev: dict) -> float | None:
@@ -310,9 +339,11 @@ class TpmReserve(_LocalWindow):
     def _charge(self, ev: dict) -> int:
         return ev["prompt_len"] + ev["max_tokens"]
 
-    def _complete(self, t: float, handle: object, actual: int) -> None:
+    def _complete(self, t: float, handle: list, actual: int) -> None:
         self.tokens_charged += actual - handle[1]
-        self.counter.settle(handle, actual)
+        if handle[2]:  # self.counter.settle(handle, actual)
+            self.counter.total += actual - handle[1]
+        handle[1] = actual
 
 
 @register_policy("ratelimit", "tpm_estimate")
@@ -333,17 +364,20 @@ class TpmPostDebit(TpmPanel):
         self.counter = TokenLog(self.window)  # debits at completion time
 
     def _admit(self, t: float, ev: dict) -> object | None:
-        reqs = self.reqlog
-        reqs.expire(t)
-        if self.rpm and len(reqs.times) >= self.rpm:
-            self._why = "rpm"
-            return None
+        rpm = self.rpm
+        if rpm:
+            reqs = self.reqlog
+            reqs.expire(t)
+            if len(reqs.times) >= rpm:
+                self._why = "rpm"
+                return None
         c = self.counter
         c.expire(t)
         if c.total >= self.tpm:
             self._why = "tpm"
             return None
-        reqs.times.append(t)
+        if rpm:
+            reqs.times.append(t)
         return True
 
     def _complete(self, t: float, handle: object, actual: int) -> None:

@@ -1,0 +1,154 @@
+"""Where a key lives: modulo, a ring with virtual nodes, rendezvous (HRW), jump hash.
+
+A placement is rebuilt from the ordered member list on every membership change and then maps a
+64-bit key hash to a member. Hashes are stable across processes and runtimes: SHA-256 for keys
+and ring points, the splitmix64 finalizer for rendezvous scores, integer and float basic
+operations only for jump; never the built-in ``hash()``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_right
+
+from sims.core.registry import Param, register_policy
+
+MASK = 0xFFFFFFFFFFFFFFFF
+
+
+def h64(text: str) -> int:
+    """A 64-bit hash of ``text``: the first 8 bytes of its SHA-256."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def mix64(x: int) -> int:
+    """The splitmix64 finalizer: a bijection of 64-bit integers that spreads every input bit."""
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
+    return x ^ (x >> 31)
+
+
+def jump_hash(key: int, buckets: int) -> int:
+    """Lamping and Veach's jump consistent hash: a bucket in [0, buckets)."""
+    b, j = -1, 0
+    while j < buckets:
+        b = j
+        key = (key * 2862933555777941757 + 1) & MASK
+        j = int((b + 1) * (2147483648.0 / float((key >> 33) + 1)))
+    return b
+
+
+class Placement:
+    """A policy: ``build(members)`` after each change, then ``lookup(key_hash)`` -> member."""
+
+    PARAMS: dict[str, Param] = {}
+    consistent = True  # a key moves only to or from a member that changed
+
+    def __init__(self, **params: object) -> None:
+        self.members: list[str] = []
+
+    def build(self, members: list[str]) -> None:
+        self.members = list(members)
+
+    def lookup(self, kh: int) -> str:
+        raise NotImplementedError
+
+    def consistent_change(self, added: bool, was_last: bool) -> bool:
+        """Whether this change may move keys only to or from the changed member."""
+        return self.consistent
+
+
+@register_policy("hashing", "modulo")
+class Modulo(Placement):
+    """hash mod N: adding one member to N moves about N/(N+1) of the keys."""
+
+    consistent = False
+
+    def lookup(self, kh: int) -> str:
+        return self.members[kh % len(self.members)]
+
+
+@register_policy("hashing", "ring")
+class Ring(Placement):
+    """Karger's ring: each member owns ``vnodes`` points; a key goes to the first point at or
+    after its hash, clockwise. Points are sorted by hash, ties by member name."""
+
+    PARAMS = {"vnodes": Param(int, 100, "points on the ring per member")}
+
+    def __init__(self, vnodes: int = 100, **params: object) -> None:
+        super().__init__()
+        if vnodes < 1:
+            raise ValueError(f"vnodes must be >= 1, got {vnodes!r}")
+        self.vnodes = vnodes
+        self._cache: dict[str, list[int]] = {}  # member -> its point hashes
+        self.hashes: list[int] = []  # sorted point hashes
+        self.owners: list[str] = []  # owners[i] holds point hashes[i]
+
+    def points(self, member: str) -> list[int]:
+        pts = self._cache.get(member)
+        if pts is None:
+            pts = self._cache[member] = [h64(f"{member}#{v}") for v in range(self.vnodes)]
+        return pts
+
+    def build(self, members: list[str]) -> None:
+        super().build(members)
+        ring = sorted((h, m) for m in members for h in self.points(m))
+        self.hashes = [p[0] for p in ring]
+        self.owners = [p[1] for p in ring]
+
+    def start(self, kh: int) -> int:
+        """Index of the first point clockwise from kh."""
+        i = bisect_right(self.hashes, kh)
+        return 0 if i == len(self.hashes) else i
+
+    def lookup(self, kh: int) -> str:
+        return self.owners[self.start(kh)]
+
+
+@register_policy("hashing", "rendezvous")
+class Rendezvous(Placement):
+    """Highest random weight: every member scores the key with mix64(key ^ member); the highest
+    score wins (ties: the earlier member). O(members) per lookup, no ring to store."""
+
+    def build(self, members: list[str]) -> None:
+        super().build(members)
+        self._ids = [(h64(m), m) for m in members]
+
+    def lookup(self, kh: int) -> str:
+        best, owner = -1, ""
+        for nh, m in self._ids:
+            x = kh ^ nh  # mix64, written out: this loop is the hot path
+            x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+            x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
+            x ^= x >> 31
+            if x > best:
+                best, owner = x, m
+        return owner
+
+
+@register_policy("hashing", "jump")
+class Jump(Placement):
+    """Jump consistent hash over the member list as numbered buckets: consistent when members
+    are added at the end or the last one leaves; removing a middle member renumbers the rest."""
+
+    def lookup(self, kh: int) -> str:
+        return self.members[jump_hash(kh, len(self.members))]
+
+    def consistent_change(self, added: bool, was_last: bool) -> bool:
+        return added or was_last
+
+
+@register_policy("hashing", "bounded_load")
+class BoundedLoad(Ring):
+    """Consistent hashing with bounded loads (Mirrokni, Thorup, Zadimoghaddam): walk the ring
+    from the key's point to the first member whose in-flight load is below
+    ceil(c * (in_flight + 1) / members). ``lookup`` gives the first choice (no load)."""
+
+    PARAMS = Ring.PARAMS | {"c": Param(float, 1.25, "load bound: at most c times the mean")}
+    consistent = False  # the first choice is consistent; the placement under load is not
+
+    def __init__(self, vnodes: int = 100, c: float = 1.25, **params: object) -> None:
+        super().__init__(vnodes)
+        if not c > 1.0:
+            raise ValueError(f"bounded_load needs c > 1, got {c!r}")
+        self.c = c
