@@ -1,0 +1,82 @@
+"""The paging panel: one replacement policy over the shared reference stream.
+
+Stream events: ``{"t", "kind": "ref", "key": page}``; the "scan" action
+``{"kind": "scan", "start": page, "count": n}`` touches pages start..start+n-1 at one instant.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from sims.core.metrics import ratio
+from sims.core.panel import Panel
+
+_RECENT = 48  # references kept, with hit or fault, for the view
+
+
+class PagingPanel(Panel):
+    topic = "paging"
+
+    def __init__(self, name, params, ctx, cls) -> None:
+        super().__init__(name, params, ctx)
+        self.policy = cls(params["frames"], ctx.events, ctx.rng("evict"))
+        self.events = ctx.events
+        self.scans = [k for k, ev in enumerate(ctx.events) if ev["kind"] == "scan"]  # positions
+        self.refs = 0
+        self.hits = 0
+        self.recent: list[list] = []  # [page, hit], oldest first
+
+    def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
+        if events is not self.events:
+            raise ValueError(f"{self.name}: fed a stream other than the one it was built with")
+        cut = max(lo, hi - _RECENT)
+        scans = self.scans
+        i = bisect_left(scans, lo)
+        k = lo
+        while k < hi:
+            stop = scans[i] if i < len(scans) and scans[i] < hi else hi
+            if k < min(stop, cut):
+                refs, hits = self.policy.run(events, k, min(stop, cut))
+                self.refs += refs
+                self.hits += hits
+            for j in range(max(k, cut), stop):
+                if events[j]["kind"] == "ref":
+                    self._one(events[j]["key"], j)
+            if stop < hi:
+                ev = events[stop]
+                for page in range(ev["start"], ev["start"] + ev["count"]):
+                    self._one(page, stop)
+                i += 1
+            k = stop + 1
+        del self.recent[:-_RECENT]
+
+    def on_event(self, ev: dict) -> None:
+        """An event outside the stream (e.g. injected by hand): refs and scans, no look-ahead."""
+        if ev["kind"] == "ref":
+            self._one(ev["key"], -1)
+        elif ev["kind"] == "scan":
+            for page in range(ev["start"], ev["start"] + ev["count"]):
+                self._one(page, -1)
+
+    def _one(self, page: int, pos: int) -> None:
+        hit = self.policy.access(page, pos)
+        self.refs += 1
+        self.hits += hit
+        self.recent.append([page, bool(hit)])
+
+    def metrics(self) -> dict[str, float]:
+        faults = self.refs - self.hits
+        return {"refs": self.refs, "faults": faults, "hits": self.hits, "fault_rate": ratio(faults, self.refs)}
+
+    def view(self) -> dict:
+        return {
+            "kind": "frames",
+            "frames": self.policy.frames,
+            "resident": self.policy.resident(),
+            "recent": self.recent[-_RECENT:],
+            "state": self.policy.state(),
+        }
+
+    def check_invariants(self) -> None:
+        self.policy.check_invariants()
+        assert 0 <= self.hits <= self.refs

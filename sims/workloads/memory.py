@@ -1,0 +1,106 @@
+"""Allocation streams for the allocator topic: churn of mixed sizes and lifetimes, and objects
+that grow after they are allocated (a KV cache). Events, in time order (a free before an alloc
+at the same instant): ``{"t", "kind": "alloc", "id", "size"[, "max"]}``,
+``{"t", "kind": "grow", "id", "size"}`` (new total bytes) and ``{"t", "kind": "free", "id"}``."""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+from collections.abc import Iterator
+from random import Random
+
+from sims.core.dists import exponential
+from sims.core.registry import Param, workload
+
+
+def _classes(raw: list) -> list[tuple[int, int, float, float]]:
+    out = []
+    for c in raw:
+        if not (isinstance(c, list) and len(c) == 4):
+            raise ValueError(f"workload.classes: expected [min_bytes, max_bytes, weight, mean_life_s], got {c!r}")
+        lo, hi, w, life = c
+        if not (isinstance(lo, int) and isinstance(hi, int) and 1 <= lo <= hi):
+            raise ValueError(f"workload.classes: sizes must be integers with 1 <= min <= max, got {c!r}")
+        if not (isinstance(w, (int, float)) and w > 0 and isinstance(life, (int, float)) and life > 0):
+            raise ValueError(f"workload.classes: weight and mean life must be positive, got {c!r}")
+        out.append((lo, hi, float(w), float(life)))
+    if not out:
+        raise ValueError("workload.classes: expected at least one class")
+    return out
+
+
+@workload(
+    "alloc_churn",
+    rate=Param(float, 50.0, "allocations per virtual second (evenly spaced)"),
+    classes=Param(
+        list,
+        [[32, 256, 0.8, 30.0], [8192, 32768, 0.2, 3.0]],
+        "size classes [min_bytes, max_bytes, weight, mean_life_s]: size uniform, life exponential",
+    ),
+)
+def alloc_churn(params: dict, rng: Random, duration: float) -> Iterator[dict]:
+    """Mixed-size churn: each allocation picks a class by weight, a size uniformly in the class
+    and an exponential lifetime; it is freed when that runs out."""
+    classes = _classes(params["classes"])
+    total_w = sum(c[2] for c in classes)
+    dt = 1.0 / params["rate"]
+    frees: list[tuple[float, int]] = []  # (time, id): min-heap
+    i = 0
+    while True:
+        t = (i + 1) * dt
+        while frees and frees[0][0] <= t:
+            ft, oid = heappop(frees)
+            yield {"t": ft, "kind": "free", "id": oid}
+        if t > duration:
+            return
+        x = rng.random() * total_w
+        pick = classes[-1]
+        for c in classes:
+            x -= c[2]
+            if x < 0:
+                pick = c
+                break
+        lo, hi, _, life = pick
+        yield {"t": t, "kind": "alloc", "id": i, "size": rng.randint(lo, hi)}
+        heappush(frees, (t + exponential(rng, 1.0 / life), i))
+        i += 1
+
+
+@workload(
+    "alloc_grow",
+    rate=Param(float, 1.0, "new objects per virtual second (exponential gaps)"),
+    token_bytes=Param(int, 256, "bytes per token"),
+    prompt=Param(list, [20, 200], "initial tokens [min, max], uniform"),
+    output=Param(list, [50, 400], "tokens added after the alloc [min, max], uniform"),
+    max_output=Param(int, 512, "the most tokens an object may add: its 'max' (reservation)"),
+    token_dt=Param(float, 0.05, "seconds between an object's growth steps"),
+    step=Param(int, 1, "tokens added per growth step"),
+)
+def alloc_grow(params: dict, rng: Random, duration: float) -> Iterator[dict]:
+    """Objects that grow after allocation, like a sequence's KV cache during decoding: alloc
+    with the prompt, grow by ``step`` tokens every ``token_dt`` until its output is done, free.
+    Each alloc carries ``max`` = prompt + max_output tokens, what a reservation must set aside."""
+    tb, step, dt = params["token_bytes"], params["step"], params["token_dt"]
+    (plo, phi), (olo, ohi) = params["prompt"], params["output"]
+    if not (1 <= plo <= phi and 1 <= olo <= ohi <= params["max_output"] and step >= 1 and tb >= 1):
+        raise ValueError("workload: need 1 <= prompt min <= max, 1 <= output min <= max <= max_output, step >= 1")
+    pending: list[tuple[float, int, dict]] = []  # (time, seq, event): min-heap
+    seq = 0
+    t, oid = 0.0, 0
+    while True:
+        t += exponential(rng, params["rate"])
+        while pending and pending[0][0] <= t:
+            yield heappop(pending)[2]
+        if t > duration:
+            return
+        prompt, out = rng.randint(plo, phi), rng.randint(olo, ohi)
+        yield {"t": t, "kind": "alloc", "id": oid, "size": prompt * tb, "max": (prompt + params["max_output"]) * tb}
+        done, at = 0, t
+        while done < out:
+            done = min(out, done + step)
+            at += dt
+            seq += 1
+            heappush(pending, (at, seq, {"t": at, "kind": "grow", "id": oid, "size": (prompt + done) * tb}))
+        seq += 1
+        heappush(pending, (at, seq, {"t": at, "kind": "free", "id": oid}))
+        oid += 1
