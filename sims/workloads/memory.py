@@ -5,8 +5,8 @@ at the same instant): ``{"t", "kind": "alloc", "id", "size"[, "max"]}``,
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
 from collections.abc import Iterator
+from heapq import heappop, heappush
 from random import Random
 
 from sims.core.dists import exponential
