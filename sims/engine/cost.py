@@ -1,7 +1,8 @@
 """The roofline step-time model: a mixed batch costs max(compute, memory) + a fixed overhead.
 
 Compute: 2 * params FLOPs per token in the batch plus attention (4 * layers * heads * head_dim
-FLOPs per query-key pair). Memory: the weights once per step plus every KV byte attention reads.
+FLOPs per query-key pair), at an efficiency that saturates with the step's token count
+(``prefill_mfu * T / (T + mfu_half_tokens)``: small GEMMs leave tensor cores idle). Memory: the weights once per step plus every KV byte attention reads.
 Prefill-heavy steps land on the compute side, decode-heavy steps on the memory side. All numbers
 come from ``profiles.toml`` (one data file, rewritten by GPU calibration).
 """
@@ -51,6 +52,7 @@ class CostModel:
     max_model_len: int
     tp: int
     prefill_mfu: float
+    mfu_half_tokens: float  # compute efficiency = prefill_mfu * tokens / (tokens + mfu_half_tokens)
     decode_bw_eff: float
     step_overhead_s: float
 
@@ -65,7 +67,7 @@ class CostModel:
             return 0.0
         flops = 2.0 * self.params * tokens + self.attn_flops_per_pair * (prefill_pairs + decode_ctx)
         mem = self.weight_bytes + self.kv_bytes_per_token * (decode_ctx + prefill_kv_read + prefill_tokens)
-        compute_s = flops / (self.peak_flops * self.prefill_mfu)
+        compute_s = flops * (tokens + self.mfu_half_tokens) / (self.peak_flops * self.prefill_mfu * tokens)
         memory_s = mem / (self.hbm_bytes_s * self.decode_bw_eff)
         return (compute_s if compute_s > memory_s else memory_s) + self.step_overhead_s
 
@@ -109,6 +111,7 @@ def cost_model(gpu: str, model: str, tp: int = 0, profiles: dict | None = None) 
         max_model_len=int(m["max_model_len"]),
         tp=tp,
         prefill_mfu=float(eff["prefill_mfu"]),
+        mfu_half_tokens=float(eff.get("mfu_half_tokens", 0.0)),
         decode_bw_eff=float(eff["decode_bw_eff"]),
         step_overhead_s=float(eff["step_overhead_s"]),
     )

@@ -128,6 +128,7 @@ class Engine:
         self.handoffs: list[Handoff] = []
         self.stats = EngineStats()
         self.recent: deque = deque(maxlen=_RECENT_STEPS)  # [t, dur, prefill_tokens, decodes, kv_usage]
+        self.preempt_log: deque = deque(maxlen=_RECENT_STEPS)  # [t, rid, its admit order, newest, mode]
         self.step_listener = None
         self.handoff_listener = None
         self._kv_listener = None
@@ -303,6 +304,9 @@ class Engine:
         st.busy_s += dur
         st.batch_sum += n_d + len(chunks)
         st.tokens_sum += pt + n_d
+        if n_d:
+            us = int(dur * 1e6 + 0.5)
+            st.itl_us[us] = st.itl_us.get(us, 0) + n_d
         state = self._s_dec + self._s_other
         ext = alloc.external()
         shared = alloc.reserved_sum - alloc.held
@@ -520,6 +524,9 @@ class Engine:
         self._preempted_now = True
         self.stats.preemptions += 1
         victim.preemptions += 1
+        newest = max(e[2].admit_order for e in self._running)
+        if victim.admit_order == newest:
+            self.stats.victims_newest += 1
         was_decode = victim.state == DECODE
         old_left = 0 if was_decode else victim.target - victim.computed
         self._drop_running(victim)
@@ -529,15 +536,19 @@ class Engine:
             victim.state = SWAPPED
             self._swap_used += ctx
             self.stats.swaps += 1
+            self.stats.swapped_tokens += ctx
+            self.preempt_log.append([self.now, victim.rid, victim.admit_order, newest, "swap"])
             heapq.heappush(self._swapped, (victim.key, victim.order, victim))
             return self.cost.transfer_time(ctx, self.cost.pcie_bytes_s)
         self._to_recompute(victim, ctx - 1 if was_decode else victim.computed, old_left)
+        self.preempt_log.append([self.now, victim.rid, victim.admit_order, newest, "recompute"])
         heapq.heappush(self._waiting, (victim.key, victim.order, victim))
         return 0.0
 
     def _to_recompute(self, seq: Seq, kv_tokens: int, old_left: int) -> None:
         """Drop the KV; the request will prefill prompt + generated tokens again."""
         self.alloc.release(seq, kv_tokens, float(kv_tokens))
+        self.stats.dropped_tokens += max(0, kv_tokens)
         seq.target = seq.prompt_len + seq.generated
         seq.computed = 0
         seq.prefilled = False

@@ -8,7 +8,7 @@ computation fed one record at a time, so a panel's live metrics equal ``summariz
 from __future__ import annotations
 
 from bisect import insort
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import fsum
 
 from sims.core.metrics import percentile, ratio
@@ -44,14 +44,36 @@ class EngineStats:
     kv_external: float = 0.0  # free slots outside the largest hole (contiguous only)
     preemptions: int = 0
     swaps: int = 0
+    swapped_tokens: int = 0  # KV tokens swapped out to host memory
+    dropped_tokens: int = 0  # computed KV tokens thrown away by recompute preemption
+    victims_newest: int = 0  # preemptions whose victim was the most recently admitted request
     pauses: int = 0  # MLFQ: a running request paused for a better-level one
     rejected: int = 0
+    itl_us: dict = field(default_factory=dict)  # step duration (microseconds) -> decode tokens it produced
 
     def merge(self, other: EngineStats) -> EngineStats:
         out = EngineStats()
         for name in self.__slots__:
-            setattr(out, name, getattr(self, name) + getattr(other, name))
+            if name != "itl_us":
+                setattr(out, name, getattr(self, name) + getattr(other, name))
+        for src in (self.itl_us, other.itl_us):
+            for us, n in src.items():
+                out.itl_us[us] = out.itl_us.get(us, 0) + n
         return out
+
+
+def weighted_percentile(hist: dict, q: float) -> float:
+    """The q-quantile (nearest rank) of a {value: count} histogram; 0 when empty."""
+    total = sum(hist.values())
+    if not total:
+        return 0.0
+    rank = q * (total - 1)
+    seen = 0
+    for value in sorted(hist):
+        seen += hist[value]
+        if seen > rank:
+            return value
+    return max(hist)
 
 
 class Sorted:
@@ -119,10 +141,15 @@ class Accumulator:
             "ttft_max": self.ttft.max(),
             "e2e_mean": self.e2e.mean(),
             "e2e_max": self.e2e.max(),
+            "itl_p50": weighted_percentile(s.itl_us, 0.5) / 1e6,
+            "itl_p99": weighted_percentile(s.itl_us, 0.99) / 1e6,
             "kv_reserved_unused": ratio(s.kv_reserved, s.kv_total),
             "kv_internal_frag": ratio(s.kv_internal, s.kv_total),
             "kv_external_frag": ratio(s.kv_external, s.kv_total),
             "swaps": s.swaps,
+            "swapped_tokens": s.swapped_tokens,
+            "dropped_tokens": s.dropped_tokens,
+            "victim_newest_frac": ratio(s.victims_newest, s.preemptions),
             "rejected": s.rejected,
         }
 

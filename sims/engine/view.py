@@ -84,6 +84,7 @@ def engine_view(engine, small: bool = False) -> dict:
         "running": running,
         "waiting": waiting,
         "steps": [list(s) for s in engine.recent],
+        "preemptions": [list(p) for p in engine.preempt_log],
     }
     if not small:
         out["memory"] = memory_map(engine)
