@@ -1,6 +1,6 @@
 """Fixtures: real ``contention serve`` processes on 127.0.0.1.
 
-``main_server`` (one per session) has two workers, a queue of two and a 1,000,000-event bound;
+``main_server`` (one per session) has two workers, a queue of two and a 300,000-event bound;
 ``tight_server`` has one worker, a 1 KB body limit and a 0.3 s run timeout.
 """
 
@@ -13,7 +13,7 @@ from harness import Server, start_server, stop_server
 MAIN_ENV = {
     "CONTENTION_WORKERS": "2",
     "CONTENTION_QUEUE": "2",
-    "CONTENTION_MAX_EVENTS": "1000000",
+    "CONTENTION_MAX_EVENTS": "300000",
     "CONTENTION_MAX_DURATION": "100000",
     "CONTENTION_RUN_TIMEOUT": "60",
 }

@@ -28,9 +28,17 @@ class Server:
         return self.log.read_text(errors="replace")
 
     def worker_pids(self) -> list[int]:
-        """Children of the server process (its worker processes), from /proc."""
+        """The server's worker processes (children started by multiprocessing), from /proc."""
         path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
-        return [int(p) for p in path.read_text().split()] if path.exists() else []
+        children = [int(p) for p in path.read_text().split()] if path.exists() else []
+        return [pid for pid in children if b"spawn_main" in _cmdline(pid)]  # not the resource tracker
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def free_port() -> int:

@@ -23,6 +23,8 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+STARTUP_TIMEOUT = 120.0  # seconds for a worker's imports and warm-up (torch in the GPU worker)
+
 
 class Busy(Exception):
     """Every worker is busy and the queue is full; retry after ``retry_after`` seconds."""
@@ -60,6 +62,7 @@ def _worker_main(conn: Connection, module: str, warm: str | None, nice: int) -> 
     mod = importlib.import_module(module)
     if warm:
         getattr(mod, warm)()
+    conn.send(("ready", os.getpid()))
     while True:
         try:
             name, kwargs = conn.recv()
@@ -81,6 +84,7 @@ def _worker_main(conn: Connection, module: str, warm: str | None, nice: int) -> 
 class _Worker:
     process: BaseProcess
     conn: Connection  # the parent's end of a duplex pipe
+    ready: bool = False  # the worker has sent "ready" (imports and warm-up done)
 
 
 class WorkerPool:
@@ -178,21 +182,32 @@ class WorkerPool:
             raise JobRejected(reply[1], reply[2], reply[3])
         raise JobFailed(reply[1])
 
-    async def _call(self, w: _Worker, name: str, kwargs: dict, timeout: float) -> tuple:
+    async def _receive(self, w: _Worker, timeout: float) -> tuple | None:
+        """The worker's next message, or None after ``timeout`` seconds."""
         loop = asyncio.get_running_loop()
-        ready = loop.create_future()
+        readable = loop.create_future()
         fd = w.conn.fileno()
-        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+        loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
         try:
-            w.conn.send((name, kwargs))
             try:
-                await asyncio.wait_for(ready, timeout)
+                await asyncio.wait_for(readable, timeout)
             except TimeoutError:
-                self.timeouts += 1
-                raise JobTimeout(f"the job ran past {timeout:g} s") from None
+                return None
             try:
                 return w.conn.recv()
             except (EOFError, OSError):
                 raise JobFailed(f"worker {w.process.pid} died (exit code {w.process.exitcode})") from None
         finally:
             loop.remove_reader(fd)
+
+    async def _call(self, w: _Worker, name: str, kwargs: dict, timeout: float) -> tuple:
+        if not w.ready:  # start-up time never counts against a job's timeout
+            if await self._receive(w, STARTUP_TIMEOUT) is None:
+                raise JobFailed(f"worker {w.process.pid} did not start within {STARTUP_TIMEOUT:g} s")
+            w.ready = True
+        w.conn.send((name, kwargs))
+        reply = await self._receive(w, timeout)
+        if reply is None:
+            self.timeouts += 1
+            raise JobTimeout(f"the job ran past {timeout:g} s")
+        return reply

@@ -101,9 +101,7 @@ async def run(request: Request) -> Response:
 async def trace(request: Request) -> Response:
     st = _state(request)
     p = validate.preset_name(request.path_params["preset"], status=404)
-    for key in request.query_params:
-        if key not in ("seed", "duration"):
-            raise ApiError(422, f"unknown query parameter {key[:80]!r}; valid: seed, duration", key[:80])
+    validate.check_fields(dict(request.query_params), ("seed", "duration"), "query parameter", "query")
     seed = validate.query_int(request.query_params.get("seed"), "seed")
     seed = p.seed if seed is None else seed
     duration = (

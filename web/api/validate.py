@@ -71,10 +71,11 @@ def _json_type(value: Any) -> str:
     return "an object"
 
 
-def check_fields(data: dict, allowed: tuple[str, ...]) -> None:
+def check_fields(data: dict, allowed: tuple[str, ...], what: str = "field", whole: str = "body") -> None:
+    """Refuse keys outside ``allowed``, naming the key (or ``whole`` when the key is empty)."""
     for key in data:
         if key not in allowed:
-            raise ApiError(422, f"unknown field {str(key)[:80]!r}; valid: {', '.join(allowed)}", str(key)[:80])
+            raise ApiError(422, f"unknown {what} {key[:80]!r}; valid: {', '.join(allowed)}", key[:80] or whole)
 
 
 def preset_name(value: Any, field: str = "preset", status: int = 422) -> presets.Preset:
@@ -104,9 +105,20 @@ def duration(value: Any, limits: Limits, default: float) -> float | None:
     if value is not None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ApiError(422, f"duration must be a number of seconds, got {_json_type(value)}", "duration")
+        try:
+            value = float(value)  # an integer past the float range overflows here
+        except OverflowError:
+            value = math.inf
         if not math.isfinite(value) or value <= 0:
+            if value == math.inf:
+                raise ApiError(
+                    422,
+                    f"duration is over the limit max_duration = {limits.max_duration:g} s",
+                    "duration",
+                    limit="max_duration",
+                )
             raise ApiError(422, "duration must be a positive, finite number of seconds", "duration")
-    effective = default if value is None else float(value)
+    effective = default if value is None else value
     if effective > limits.max_duration:
         raise ApiError(
             422,
@@ -114,7 +126,7 @@ def duration(value: Any, limits: Limits, default: float) -> float | None:
             "duration",
             limit="max_duration",
         )
-    return None if value is None else float(value)
+    return value
 
 
 def panels(value: Any, preset: presets.Preset) -> list[str] | None:
