@@ -1,0 +1,34 @@
+"""Load balancing: which server gets the next request, given speeds, queues and stale news.
+
+Policies (``policies.py``) are registered by name and only pick a server; ``BalancePanel``
+owns the servers, their FIFO queues and the completion heap. Scheduled events kill, revive or
+slow a server.
+"""
+
+from __future__ import annotations
+
+from sims.balance import policies
+from sims.balance.panel import BalancePanel
+from sims.core.panel import Panel
+from sims.core.registry import Param, Topic, get_policy, register_topic
+
+__all__ = ["BalancePanel", "policies"]
+
+
+def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
+    cls = get_policy("balance", policy)
+    own = {k: params[k] for k in cls.PARAMS}
+    speeds = [float(s) for s in params["speeds"]]
+    return BalancePanel(name, params, ctx, cls(speeds, ctx.rng("route"), **own))
+
+
+register_topic(
+    Topic(
+        "balance",
+        make_panel,
+        panel_params={
+            "speeds": Param(list, [1.0] * 8, "one entry per server: work units per second"),
+            "stale": Param(float, 0.0, "seconds between load reports to the balancer; 0 = live"),
+        },
+    )
+)

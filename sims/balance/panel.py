@@ -1,0 +1,246 @@
+"""The load-balancing panel: a policy routes each request to one of N FIFO servers.
+
+Each server works on one job at a time at its speed (work units per second); the others wait
+in its FIFO queue. Completions sit on one heap ordered by (time, sequence); a heap entry whose
+server ``version`` changed since (the server was slowed or killed) is stale and skipped.
+Requests on a killed server go back through the balancer, keeping their arrival time.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from heapq import heappop, heappush
+
+from sims.core.metrics import percentile, ratio
+from sims.core.panel import Panel
+
+
+class BalancePanel(Panel):
+    topic = "balance"
+
+    def __init__(self, name: str, params: dict, ctx, policy) -> None:
+        super().__init__(name, params, ctx)
+        speeds = [float(s) for s in params["speeds"]]
+        if not speeds or any(not s > 0 for s in speeds):
+            raise ValueError(f"speeds: expected a non-empty list of positive numbers, got {params['speeds']!r}")
+        if params["stale"] < 0:
+            raise ValueError(f"stale must be >= 0 seconds, got {params['stale']!r}")
+        n = len(speeds)
+        self.policy = policy
+        self.policy_name = getattr(policy, "policy_name", type(policy).__name__)
+        self.pick = policy.pick
+        self.speed = speeds
+        self.alive = [True] * n
+        self.live = list(range(n))  # live servers, ascending
+        self.active = [0] * n  # outstanding requests per server (queued + in service)
+        self.queue: list[deque] = [deque() for _ in range(n)]  # waiting (arrival, size), FIFO
+        self.cur: list[tuple | None] = [None] * n  # in service: (arrival, size, start, done)
+        self.version = [0] * n
+        self.busy = [0.0] * n  # seconds of service completed per server
+        self.routed = [0] * n
+        self.stale = params["stale"]
+        self.seen = [0] * n  # the load the balancer believes (a copy when stale > 0)
+        self.next_refresh = 0.0
+        self._heap: list[tuple] = []
+        self._seq = 0
+        self.latencies: list[float] = []  # completed requests; sorted lazily for percentiles
+        self._sorted = 0  # latencies[:_sorted] is sorted
+        self.requests = self.completed = self.rerouted = self.dropped = 0
+        self.max_queue = 0
+
+    # -- routing ------------------------------------------------------------------------------
+    def _route(self, t: float, arrival: float, size: float) -> None:
+        live = self.live
+        if not live:
+            self.dropped += 1
+            return
+        active = self.active
+        if self.stale:
+            if t >= self.next_refresh:
+                self.seen = active[:]
+                self.next_refresh = t - t % self.stale + self.stale
+            s = self.pick(live, self.seen, t)
+        else:
+            s = self.pick(live, active, t)
+        if not self.alive[s]:
+            raise AssertionError(f"{self.policy_name} routed to dead server {s}")
+        self.routed[s] += 1
+        a = active[s] = active[s] + 1
+        if a > self.max_queue:
+            self.max_queue = a
+        if self.cur[s] is None:
+            done = t + size / self.speed[s]
+            self.cur[s] = (arrival, size, t, done)
+            heappush(self._heap, (done, self._seq, s, self.version[s]))
+            self._seq += 1
+        else:
+            self.queue[s].append((arrival, size))
+
+    def _start(self, s: int, t: float, arrival: float, size: float) -> None:
+        done = t + size / self.speed[s]
+        self.cur[s] = (arrival, size, t, done)
+        heappush(self._heap, (done, self._seq, s, self.version[s]))
+        self._seq += 1
+
+    def _run(self, until: float) -> None:
+        heap = self._heap
+        if not heap or heap[0][0] > until:
+            return
+        observe = self.policy.observe if self.policy.observes else None
+        cur, version, queue, speed = self.cur, self.version, self.queue, self.speed
+        active, busy, lat = self.active, self.busy, self.latencies
+        done_n = 0
+        while heap and heap[0][0] <= until:
+            t, _, s, v = heappop(heap)
+            if v != version[s]:
+                continue  # the server was slowed or killed since
+            arrival, size, start, done = cur[s]
+            busy[s] += t - start
+            active[s] -= 1
+            done_n += 1
+            lat.append(t - arrival)
+            if observe is not None:
+                observe(s, t - arrival, t)
+            q = queue[s]
+            if q:  # start the next job: self._start(s, t, *q.popleft()), written out
+                a, z = q.popleft()
+                d = t + z / speed[s]
+                cur[s] = (a, z, t, d)
+                heappush(heap, (d, self._seq, s, v))
+                self._seq += 1
+            else:
+                cur[s] = None
+        self.completed += done_n
+
+    # -- events -------------------------------------------------------------------------------
+    def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
+        heap = self._heap
+        route = self._route
+        run = self._run
+        for k in range(lo, hi):
+            ev = events[k]
+            t = ev["t"]
+            if heap and heap[0][0] <= t:
+                run(t)
+            kind = ev["kind"]
+            if kind == "request":
+                self.requests += 1
+                route(t, t, ev["size"])
+            elif kind == "burst":  # a "send a burst" action
+                for _ in range(ev.get("count", 1)):
+                    self.requests += 1
+                    route(t, t, ev.get("size", 0.05))
+            elif kind in ("kill_server", "revive_server", "slow_server"):
+                self._server_event(t, ev)
+        run(until)
+
+    def advance(self, until: float) -> None:
+        self._run(until)
+
+    def on_event(self, ev: dict) -> None:
+        self.feed([ev], 0, 1, ev["t"])
+
+    def next_time(self) -> float | None:
+        return self._heap[0][0] if self._heap else None
+
+    def _server(self, ev: dict) -> int:
+        s = ev.get("server", 0)
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < len(self.speed):
+            raise ValueError(f"{ev['kind']}: server must be an index in 0..{len(self.speed) - 1}, got {s!r}")
+        return s
+
+    def _server_event(self, t: float, ev: dict) -> None:
+        s = self._server(ev)
+        kind = ev["kind"]
+        if kind == "slow_server":
+            new = ev["speed"] if "speed" in ev else self.speed[s] / ev.get("factor", 10.0)
+            if not new > 0:
+                raise ValueError(f"slow_server: speed must be > 0, got {new!r}")
+            cur = self.cur[s]
+            if cur is not None:  # the job in service finishes its remaining work at the new speed
+                arrival, size, start, done = cur
+                left = (done - t) * self.speed[s]
+                self.busy[s] += t - start
+                self.version[s] += 1
+                self.speed[s] = new
+                self._start(s, t, arrival, left)
+                self.cur[s] = (arrival, size, t, self.cur[s][3])
+            else:
+                self.speed[s] = new
+        elif kind == "kill_server":
+            if not self.alive[s]:
+                return
+            self.alive[s] = False
+            self.live = [i for i in self.live if i != s]
+            self.version[s] += 1
+            orphans = list(self.queue[s])
+            if self.cur[s] is not None:
+                arrival, size, start, done = self.cur[s]
+                self.busy[s] += t - start
+                orphans.insert(0, (arrival, size))  # restarts from scratch elsewhere
+            self.queue[s].clear()
+            self.cur[s] = None
+            self.active[s] = 0
+            self.seen[s] = 0
+            for arrival, size in orphans:
+                self.rerouted += 1
+                self._route(t, arrival, size)
+        elif not self.alive[s]:  # revive_server
+            self.alive[s] = True
+            self.live = sorted(self.live + [s])
+
+    # -- reading ------------------------------------------------------------------------------
+    def _latencies(self) -> list[float]:
+        lat = self.latencies
+        if self._sorted != len(lat):
+            lat.sort()  # the sorted prefix is one run for timsort: cheap to redo
+            self._sorted = len(lat)
+        return lat
+
+    def imbalance(self) -> float:
+        """1 - least busy / busiest live server, by completed service seconds (0 = even)."""
+        busy = [self.busy[s] for s in self.live]
+        top = max(busy, default=0.0)
+        return 1.0 - min(busy) / top if top > 0 else 0.0
+
+    def metrics(self) -> dict[str, float]:
+        lat = self._latencies()
+        return {
+            "requests": self.requests,
+            "completed": self.completed,
+            "p50_latency": percentile(lat, 0.5, is_sorted=True),
+            "p99_latency": percentile(lat, 0.99, is_sorted=True),
+            "mean_latency": ratio(sum(lat), len(lat)),
+            "max_queue": self.max_queue,
+            "imbalance": self.imbalance(),
+            "in_system": sum(self.active),
+            "rerouted": self.rerouted,
+            "dropped": self.dropped,
+        }
+
+    def view(self) -> dict:
+        return {
+            "kind": "balance",
+            "servers": [
+                {
+                    "speed": self.speed[s],
+                    "alive": self.alive[s],
+                    "active": self.active[s],
+                    "seen": self.seen[s],
+                    "routed": self.routed[s],
+                    "busy": self.busy[s],
+                }
+                for s in range(len(self.speed))
+            ],
+            "policy": self.policy.state(),
+        }
+
+    def check_invariants(self) -> None:
+        for s in range(len(self.speed)):
+            in_service = self.cur[s] is not None
+            assert self.active[s] == len(self.queue[s]) + in_service, s
+            assert not self.queue[s] or in_service, "a queue waits behind an idle server"
+            if not self.alive[s]:
+                assert self.active[s] == 0, "a dead server holds requests"
+        assert self.live == [s for s in range(len(self.speed)) if self.alive[s]]
+        assert self.requests == self.completed + sum(self.active) + self.dropped, "a request was lost"

@@ -1,0 +1,156 @@
+"""Load-balancing policies: each picks one server from the live ones.
+
+``pick(live, load, t)`` gets the live server indices in ascending order and the load the
+balancer believes in (outstanding requests per server, possibly stale) and returns one of
+``live``. Ties go to the earliest server in ``live``. Randomness comes from the panel's own rng
+(``int(rng.random() * n)``: cheaper than ``randrange`` and as portable).
+"""
+
+from __future__ import annotations
+
+from random import Random
+
+from sims.core.registry import Param, register_policy
+
+
+class Policy:
+    PARAMS: dict[str, Param] = {}
+    observes = False  # True: the panel reports each completion to observe()
+
+    def __init__(self, speeds: list[float], rng: Random, **params: object) -> None:
+        self.speeds = speeds
+        self.rng = rng
+
+    def pick(self, live: list[int], load: list[int], t: float) -> int:
+        raise NotImplementedError
+
+    def observe(self, server: int, latency: float, t: float) -> None:
+        """A request on ``server`` finished after ``latency`` seconds."""
+
+    def state(self) -> dict:
+        return {}
+
+
+@register_policy("balance", "random")
+class RandomPick(Policy):
+    def pick(self, live: list[int], load: list[int], t: float) -> int:
+        return live[int(self.rng.random() * len(live))]
+
+
+@register_policy("balance", "round_robin")
+class RoundRobin(Policy):
+    """Live servers in turn, whatever their speed or queue."""
+
+    def __init__(self, speeds: list[float], rng: Random, **params: object) -> None:
+        super().__init__(speeds, rng)
+        self.i = -1
+
+    def pick(self, live: list[int], load: list[int], t: float) -> int:
+        self.i = (self.i + 1) % len(live)
+        return live[self.i]
+
+
+@register_policy("balance", "weighted_round_robin")
+class WeightedRoundRobin(Policy):
+    """nginx's smooth weighted round robin with the configured speeds as weights: each pick adds
+    every live server's weight to its credit and takes the largest credit, less the total."""
+
+    def __init__(self, speeds: list[float], rng: Random, **params: object) -> None:
+        super().__init__(speeds, rng)
+        self.weights = list(speeds)  # configured once: a slowed server keeps its weight
+        self.credit = [0.0] * len(speeds)
+
+    def pick(self, live: list[int], load: list[int], t: float) -> int:
+        credit, weights = self.credit, self.weights
+        best, total = live[0], 0.0
+        for s in live:
+            credit[s] += weights[s]
+            total += weights[s]
+            if credit[s] > credit[best]:
+                best = s
+        credit[best] -= total
+        return best
+
+    def state(self) -> dict:
+        return {"credit": list(self.credit)}
+
+
+@register_policy("balance", "least_connections")
+class LeastConnections(Policy):
+    """The server with the fewest outstanding requests, as far as the balancer knows."""
+
+    def pick(self, live: list[int], load: list[int], t: float) -> int:
+        if len(live) == len(load):  # every server is up: let C find the first minimum
+            return load.index(min(load))
+        return min(live, key=load.__getitem__)
+
+
+@register_policy("balance", "p2c")
+class PowerOfTwo(Policy):
+    """Power of two choices: two distinct random live servers, the less loaded wins."""
+
+    def pick(self, live: list[int], load: list[int], t: float) -> int:
+        n = len(live)
+        if n == 1:
+            return live[0]
+        random = self.rng.random
+        a = int(random() * n)  # random() is portable; int(u * n) is uniform on 0..n-1
+        b = int(random() * (n - 1))
+        if b >= a:
+            b += 1
+        a, b = live[a], live[b]
+        return b if load[b] < load[a] else a
+
+
+@register_policy("balance", "ewma")
+class PeakEwma(Policy):
+    """Finagle/Linkerd peak EWMA: cost = latency estimate x (outstanding + 1), lowest wins. A
+    slower observation replaces the estimate at once (the peak); faster ones decay into it with
+    weight tau / (tau + dt); an estimate idle for tau seconds decays toward 0 the same way.
+    (tau / (tau + dt) stands in for exp(-dt / tau): basic operations only, so it is portable.)"""
+
+    PARAMS = {"tau": Param(float, 1.0, "decay time of the latency estimate, seconds")}
+    observes = True
+
+    def __init__(self, speeds: list[float], rng: Random, tau: float = 1.0, **params: object) -> None:
+        super().__init__(speeds, rng)
+        if not tau > 0:
+            raise ValueError(f"ewma needs tau > 0, got {tau!r}")
+        self.tau = tau
+        self.est = [0.0] * len(speeds)  # latency estimate per server, seconds
+        self.stamp = [0.0] * len(speeds)  # when est was last updated
+        self.next_sweep = 0.0
+
+    def pick(self, live: list[int], load: list[int], t: float) -> int:
+        est = self.est
+        if t >= self.next_sweep:
+            self._sweep(t)
+        best = live[0]
+        best_cost = (est[best] or 1e-9) * (load[best] + 1)
+        for s in live:
+            cost = (est[s] or 1e-9) * (load[s] + 1)  # an unmeasured server costs almost nothing
+            if cost < best_cost:
+                best, best_cost = s, cost
+        return best
+
+    def _sweep(self, t: float) -> None:
+        """Decay estimates not refreshed for tau seconds, so a server that was slow once gets
+        tried again; runs every tau / 4 seconds rather than on every pick."""
+        tau = self.tau
+        for s, stamp in enumerate(self.stamp):
+            if t - stamp > tau and self.est[s]:
+                self.est[s] *= tau / (tau + t - stamp)
+                self.stamp[s] = t
+        self.next_sweep = t + tau / 4
+
+    def observe(self, server: int, latency: float, t: float) -> None:
+        e = self.est[server]
+        if latency > e:
+            self.est[server] = latency
+        else:
+            w = self.tau / (self.tau + t - self.stamp[server])
+            self.est[server] = e * w + latency * (1.0 - w)
+        self.stamp[server] = t
+
+    def state(self) -> dict:
+        return {"latency_estimate": list(self.est)}
