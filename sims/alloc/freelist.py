@@ -190,7 +190,7 @@ class FreeList:
             assert start > end, f"free blocks overlap or touch at {start}"
             end = start + size
             assert self.ends[end] == start
-            assert self.tree.get(start // self.align + self.width) == size
+            assert self.tree[start // self.align + self.width] == size
         assert end <= self.heap
         assert len(self.ends) == len(blocks)
         assert self.total == sum(s for _, s in blocks)

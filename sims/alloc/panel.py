@@ -3,7 +3,10 @@
 Events: ``{"kind": "alloc", "id", "size"[, "max"]}``, ``{"kind": "grow", "id", "size"}`` (the
 object's new total size) and ``{"kind": "free", "id"}``. With ``reserve = true`` an alloc takes
 ``max`` bytes up front (a contiguous reservation) and later grows fit inside it. A free or grow of
-an object whose alloc failed is ignored. An alloc without an id (a button press) gets one here.
+an object that is not live is ignored. A grow that fails drops the object, which gives its memory
+back, as a preempted sequence gives back its KV cache. ``requests`` counts allocs; ``failed``
+counts objects refused at alloc or dropped at a grow. An alloc without an id (a button press)
+gets one here.
 """
 
 from __future__ import annotations
@@ -83,9 +86,9 @@ class AllocPanel(Panel):
         old = self.sizes[oid]
         if size <= old:
             return True
-        self.requests += 1
         if not self.policy.grow(oid, size):
             self._fail(size - self.policy.capacity(oid))
+            self.free(oid)
             return False
         self.sizes[oid] = size
         self.used += size - old
@@ -115,6 +118,7 @@ class AllocPanel(Panel):
             "internal_frag": ratio(pol.held - self.used, pol.held),
             "peak_used": self.peak,
             "frag_failed": self.frag_failed,
+            "moves": self.policy.moves,
             "live": len(self.sizes),
         }
 

@@ -33,6 +33,7 @@ class Allocator:
         self.heap = heap
         self.align = align
         self.held = 0  # bytes occupied by live objects, internal waste included
+        self.moves = 0  # grows that had to copy the object to a new block
 
     def round(self, size: int) -> int:
         a = self.align
@@ -64,6 +65,7 @@ class Allocator:
             return False
         self.free(oid)
         self.rename(_MOVING, oid)
+        self.moves += 1
         return True
 
     def free_bytes(self) -> int:
