@@ -24,8 +24,7 @@ _EPOCH = (2020, 1, 1, 0, 0, 0)
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 UPLOT_FILES = ("dist/uPlot.esm.js", "dist/uPlot.min.css")
-POSTER_SECONDS = 8.0  # virtual seconds of precomputed frames at most
-POSTER_DT = 0.1  # virtual seconds between precomputed frames
+POSTER_SECONDS = 8.0  # real seconds of play (at the preset's default speed) precomputed
 POSTER_BYTES = 300_000  # JSON budget per preset page (it gzips about tenfold)
 
 Progress = Callable[[str, float], None]
@@ -89,6 +88,7 @@ def preset_meta(preset, poster: list[str]) -> dict[str, Any]:
         "description": preset.description,
         "seed": preset.seed,
         "duration": preset.duration,
+        "speed": bridge.default_speed(preset),
         "panels": [{"name": s.name, "policy": s.policy} for s in preset.panels],
         "controls": [dict(c) for c in preset.controls],
         "control_values": {c["target"]: _control_value(preset, c["target"]) for c in preset.controls},
@@ -187,7 +187,7 @@ def build(out: Path, progress: Progress | None = None) -> Path:
     for i, p in enumerate(all_presets):
         report(f"precomputing {p.name}", 0.05 + 0.75 * i / n)
         try:
-            poster = bridge.poster(p.name, POSTER_SECONDS, POSTER_DT, POSTER_BYTES)
+            poster = bridge.poster(p.name, POSTER_SECONDS, POSTER_BYTES)
             meta = preset_meta(p, poster)
         except Exception as exc:  # a broken preset gets a page that says so; the rest still build
             meta = {"name": p.name, "topic": p.topic, "title": p.title, "watch_for": p.watch_for,

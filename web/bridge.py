@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from bisect import bisect_right
 from typing import Any
 
@@ -28,7 +29,8 @@ CHART_METRICS: dict[str, tuple[str, ...]] = {
     "cluster": ("ttft_p90", "throughput_tok_s", "prefix_hit_rate", "kv_utilization"),
 }
 MAX_CHARTS = 3
-CHECKPOINTS = 20  # per run: seeking back replays at most duration / CHECKPOINTS
+CHECKPOINTS = (3, 20)  # per run, fewer when a checkpoint (a deep copy of the panels) is costly
+CHECKPOINT_BUDGET_S = 0.4  # wall seconds of copying per run we accept for cheap seeks back
 
 
 def chart_metrics(preset: presets.Preset, metrics: dict[str, dict[str, float]]) -> list[str]:
@@ -81,12 +83,16 @@ class Session:
         self.seed = base.seed if seed is None else seed
         chosen = presets.select_panels(base, panels)
         sample_dt = base.sample_dt or base.duration / 100
-        self.sc = Scenario(
-            chosen,
-            self.seed,
-            checkpoint_every=base.duration / CHECKPOINTS,
-            sample_dt=sample_dt,
-        )
+        self.sc = Scenario(chosen, self.seed, sample_dt=sample_dt)
+        # checkpoint timing only changes how the stream is chunked, never the results
+        start = time.perf_counter()
+        self.sc.checkpoint_every = base.duration / CHECKPOINTS[1]
+        self.sc._checkpoint()
+        cost = time.perf_counter() - start
+        lo, hi = CHECKPOINTS
+        count = max(lo, min(hi, int(CHECKPOINT_BUDGET_S / max(cost, 1e-6))))
+        self.sc.checkpoint_every = base.duration / count
+        self.sc._next_cp = self.sc.checkpoint_every
         self.injected: list[list] = []
         for index, t in actions or []:
             self._insert(self._action_event(index, t))
@@ -239,16 +245,31 @@ def call(op: str, args_json: str) -> str:
         return dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
 
 
-def poster(preset: str, seconds: float, dt: float, budget_bytes: int) -> list[str]:
-    """The first frames of ``preset`` at its own seed as JSON texts (views alias live state, so
-    each is serialised when taken), every ``dt`` virtual seconds up to ``seconds``, stopping before
-    their total would exceed ``budget_bytes`` (always at least the frame at t=0)."""
+def default_speed(preset: presets.Preset) -> float:
+    """The preset's ``site.speed``, else one that plays the whole run in about 30 s (1x to 10x)."""
+    speed = preset.site.get("speed")
+    if isinstance(speed, (int, float)) and not isinstance(speed, bool) and speed > 0:
+        return float(speed)
+    return float(max(1, min(10, round(preset.duration / 30))))
+
+
+def poster(preset: str, real_seconds: float, budget_bytes: int, max_frames: int = 80) -> list[str]:
+    """The first frames of ``preset`` at its seed as JSON texts (views alias live state, so each is
+    serialised when taken): about ``real_seconds`` of play at the default speed, as many frames as
+    ``budget_bytes`` allows (8 to ``max_frames``), evenly spaced; always the frame at t=0."""
     s = Session(preset)
+    speed = default_speed(s.base)
+    limit = min(real_seconds * speed, s.sc.duration)
+    s.sc.advance(limit / max_frames)
+    probe = len(dumps(s.frame()))
+    s.sc.seek(0.0)
+    s.sent = 0
     frames = [dumps(s.frame())]
+    count = max(8, min(max_frames, budget_bytes // max(probe, 1)))
+    dt = limit / count
     size = len(frames[0])
-    limit = min(seconds, s.sc.duration)
     k = 1
-    while k * dt <= limit + 1e-9:
+    while k <= count:
         s.sc.advance(k * dt)
         text = dumps(s.frame())
         if size + len(text) > budget_bytes:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import math
 import multiprocessing
 import os
@@ -23,6 +24,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+log = logging.getLogger("contention.server")
 STARTUP_TIMEOUT = 120.0  # seconds for a worker's imports and warm-up (torch in the GPU worker)
 
 
@@ -84,7 +86,6 @@ def _worker_main(conn: Connection, module: str, warm: str | None, nice: int) -> 
 class _Worker:
     process: BaseProcess
     conn: Connection  # the parent's end of a duplex pipe
-    ready: bool = False  # the worker has sent "ready" (imports and warm-up done)
 
 
 class WorkerPool:
@@ -102,6 +103,8 @@ class WorkerPool:
         self._ctx = multiprocessing.get_context("spawn")
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._all: list[_Worker] = []
+        self._starting: set[asyncio.Task] = set()  # workers on their way, not yet ready
+        self._ready: set[int] = set()  # pids of the workers that reported ready
         self._admitted = 0  # running + waiting
         self._avg_s = 1.0  # moving average of job wall time, for Retry-After
         self.completed = 0
@@ -119,12 +122,35 @@ class WorkerPool:
         return w
 
     def start(self) -> None:
+        """Spawn the workers (call with the event loop running); each joins the idle queue once
+        it reports ready, so start-up time never counts against a job's timeout."""
         for _ in range(self.size):
-            self._idle.put_nowait(self._spawn())
+            self._replace()
+
+    def _replace(self, delay: float = 0.0) -> None:
+        task = asyncio.get_running_loop().create_task(self._start_worker(delay))
+        self._starting.add(task)
+        task.add_done_callback(self._starting.discard)
+
+    async def _start_worker(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        w = self._spawn()
+        try:
+            msg = await self._receive(w, STARTUP_TIMEOUT)
+        except JobFailed:
+            msg = None
+        if msg is not None and msg[0] == "ready":
+            self._ready.add(w.process.pid)
+            self._idle.put_nowait(w)
+            return
+        log.error("worker %s did not start (exit code %s); trying again in 1 s", w.process.pid, w.process.exitcode)
+        self._kill(w)
+        self._replace(delay=1.0)
 
     def _kill(self, w: _Worker) -> None:
         if w in self._all:
             self._all.remove(w)
+        self._ready.discard(w.process.pid)
         w.conn.close()
         if w.process.is_alive():
             w.process.kill()
@@ -132,6 +158,8 @@ class WorkerPool:
 
     def close(self, grace: float = 2.0) -> None:
         """Stop every worker: close its pipe (an idle worker exits on EOF), then terminate."""
+        for task in self._starting:
+            task.cancel()
         workers, self._all = list(self._all), []
         for w in workers:
             w.conn.close()
@@ -150,12 +178,22 @@ class WorkerPool:
     def busy(self) -> int:
         return self._admitted
 
+    @property
+    def full(self) -> bool:
+        """True when a new job would be refused (the API checks before reading the body)."""
+        return self._admitted >= self.size + self.queue
+
+    @property
+    def ready(self) -> int:
+        """Workers that have started (idle or busy)."""
+        return len(self._ready)
+
     def retry_after(self) -> int:
         """Seconds until a slot is likely free: the queue ahead divided among the workers."""
         return max(1, min(60, math.ceil(self._avg_s * max(1, self._admitted) / self.size)))
 
     async def run(self, name: str, timeout: float | None = None, **kwargs: Any) -> Any:
-        if self._admitted >= self.size + self.queue:
+        if self.full:
             self.rejected_busy += 1
             raise Busy(self.retry_after())
         self._admitted += 1
@@ -171,7 +209,7 @@ class WorkerPool:
                     self._idle.put_nowait(w)
                 else:  # timed out, cancelled or dead: never reuse a worker with a job in flight
                     self._kill(w)
-                    self._idle.put_nowait(self._spawn())
+                    self._replace()
             self._avg_s = 0.8 * self._avg_s + 0.2 * (time.monotonic() - t0)
         finally:
             self._admitted -= 1
@@ -201,10 +239,6 @@ class WorkerPool:
             loop.remove_reader(fd)
 
     async def _call(self, w: _Worker, name: str, kwargs: dict, timeout: float) -> tuple:
-        if not w.ready:  # start-up time never counts against a job's timeout
-            if await self._receive(w, STARTUP_TIMEOUT) is None:
-                raise JobFailed(f"worker {w.process.pid} did not start within {STARTUP_TIMEOUT:g} s")
-            w.ready = True
         w.conn.send((name, kwargs))
         reply = await self._receive(w, timeout)
         if reply is None:

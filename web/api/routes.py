@@ -63,6 +63,7 @@ async def health(request: Request) -> Response:
             "service": "contention",
             "version": VERSION,
             "workers": st.pool.size,
+            "ready": st.pool.ready,
             "busy": st.pool.busy,
             "gpu": st.gpu.enabled,
         }
@@ -84,6 +85,8 @@ async def preset_one(request: Request) -> Response:
 
 async def run(request: Request) -> Response:
     st = _state(request)
+    if st.pool.full:  # refuse before reading the body: under a burst, 429s must stay cheap
+        raise _busy(Busy(st.pool.retry_after()), "runs")
     req = validate.run_request(await validate.read_json(request, st.limits), st.limits)
     result = await _pool_call(
         st.pool,

@@ -81,12 +81,13 @@ def check_fields(data: dict, allowed: tuple[str, ...], what: str = "field", whol
 def preset_name(value: Any, field: str = "preset", status: int = 422) -> presets.Preset:
     if not isinstance(value, str) or not value:
         raise ApiError(422, f"{field} must be a preset name (a string), got {_json_type(value)}", field)
-    if value not in presets.preset_names():
-        raise ApiError(status, f"unknown preset {value[:80]!r}; valid: {', '.join(presets.preset_names())}", field)
     try:
-        return presets.load(value)
-    except presets.PresetError as exc:  # a broken preset file is our fault, but say which
-        raise ApiError(422, str(exc), field) from None
+        return presets.load(value)  # cached after the first load
+    except presets.PresetError as exc:
+        names = presets.preset_names()
+        if value not in names:
+            raise ApiError(status, f"unknown preset {value[:80]!r}; valid: {', '.join(names)}", field) from None
+        raise ApiError(422, str(exc), field) from None  # a broken preset file: say which and why
 
 
 def seed(value: Any) -> int | None:

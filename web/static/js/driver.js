@@ -75,6 +75,7 @@ export class Clock {
     this.onEnd = onEnd;
     this.now = now;
     this.speed = 1;
+    this.maxLead = MAX_LEAD; // Infinity while frames come from a precomputed list (never slow)
     this.playing = false;
     this.target = 0; // virtual time the clock has reached
     this.shown = 0; // virtual time of the frame on screen
@@ -117,7 +118,7 @@ export class Clock {
     if (document.visibilityState === "hidden") this.last = null;
     const real = this.last === null ? 0 : Math.min(Math.max((now - this.last) / 1000, 0), MAX_REAL_STEP);
     this.last = now;
-    const lead = this.shown + MAX_LEAD * this.speed;
+    const lead = this.shown + this.maxLead * this.speed;
     this.target = Math.min(this.target + real * this.speed, this.duration, Math.max(lead, this.target));
     if (this.target > this.shown && this.canRequest()) this.advance(this.target);
     if (this.shown >= this.duration) {

@@ -4,7 +4,7 @@
 // Until Python is live it animates the precomputed poster frames from the build; when the worker
 // takes over, its frame at the handover time must equal the poster's (else a visible error).
 import { sharedWorker } from "./worker-client.js";
-import { Channel, Clock, speedFromSlider, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
+import { Channel, Clock, MAX_LEAD, speedFromSlider, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
 import { drawView, fmt } from "./render.js";
 import { Charts } from "./charts.js";
 
@@ -234,12 +234,13 @@ export class ContentionSim extends HTMLElement {
       (op, result) => this._onResult(op, result),
       (err, op) => this._onRequestError(err, op),
     );
-    this.setSpeed(this.getAttribute("speed") || 1);
+    this.setSpeed(this.getAttribute("speed") || m.speed || 1);
     this.worker = this.constructor.worker ? this.constructor.worker() : sharedWorker();
     this._unRestart = this.worker.onRestart(() => this._recover());
 
     if (this.poster) {
       this.mode = "poster";
+      this.clock.maxLead = Infinity;
       this._showPoster(0);
       this._setStatus("Preview from the build: Python is starting…");
     }
@@ -314,6 +315,8 @@ export class ContentionSim extends HTMLElement {
       if (JSON.stringify(live.panels[n]) !== JSON.stringify(expected.panels[n])) diffs.push(n);
     }
     this.handover = { t: expected.t, ok: !diffs.length, diffs };
+    this.clock.maxLead = MAX_LEAD;
+    this.clock.set(live.t);
     this.dataset.handover = diffs.length ? "mismatch" : "ok";
     this.mode = "live";
     if (diffs.length) {
@@ -424,7 +427,12 @@ export class ContentionSim extends HTMLElement {
     const resetBtn = el("button", { type: "button", class: "cs-btn", "aria-label": "Reset to the start", title: "Reset", text: "↺ Reset", onclick: () => this.seek(0).catch(() => {}) });
     ui.speed = el("input", { type: "range", min: "0", max: "1", step: "0.001", "aria-label": "Speed", oninput: (e) => this.setSpeed(speedFromSlider(Number(e.target.value))) });
     ui.speedOut = el("output", { class: "cs-num" });
-    ui.time = el("input", { type: "range", min: "0", max: String(m.duration), step: "any", value: "0", "aria-label": "Virtual time (drag to seek)", oninput: (e) => this.seek(Number(e.target.value)).catch(() => {}) });
+    ui.time = el("input", {
+      type: "range", min: "0", max: String(m.duration), step: "any", value: "0", "aria-label": "Virtual time (drag to seek)",
+      oninput: (e) => this.seek(Number(e.target.value)).catch(() => {}),
+      onpointerdown: () => (this._dragging = true),
+      onpointerup: () => (this._dragging = false),
+    });
     ui.timeOut = el("output", { class: "cs-num" });
     const bar = el(
       "div",
@@ -576,7 +584,7 @@ export class ContentionSim extends HTMLElement {
     }
     this._resized = false;
     this.charts.flush();
-    ui.time.value = String(f.t);
+    if (!this._dragging) ui.time.value = String(f.t);
     ui.timeOut.textContent = `${f.t.toFixed(1)} / ${fmt(this.meta.duration)} s`;
   }
 }

@@ -44,7 +44,9 @@ self.onmessage = (e) => {
     try {
       reply = JSON.parse(bridgeCall(op, JSON.stringify(args)));
     } catch (err) {
-      reply = { ok: false, error: String(err && err.message ? err.message : err).split("\n").slice(-3).join(" ") };
+      const text = String(err && err.message ? err.message : err);
+      // a Python-level error comes back as {ok: false}; reaching here means Pyodide itself broke
+      reply = { ok: false, error: text.split("\n").slice(-3).join(" "), fatal: /fatal|memory access out of bounds|unreachable/i.test(text) };
     }
     reply.id = id;
     reply.ms = performance.now() - s;
