@@ -1,9 +1,9 @@
-"""Fit the engine cost model's efficiency constants (prefill_mfu, decode_bw_eff, step_overhead_s) to
-measured replay steps, and write them into the profiles file the simulations read.
+"""Fit the engine cost model's efficiency constants (prefill_mfu, mfu_half_tokens, decode_bw_eff,
+step_overhead_s) to measured replay steps, and write them into the profiles file the simulations read.
 
 The fit minimises the mean squared relative error of ``CostModel.step_time`` over the steps: a
 weighted linear least-squares solve once each step's bound (compute or memory) is decided, then a
-coordinate polish on the exact loss (three parameters, a few thousand steps; no SciPy).
+coordinate polish on the exact loss (four parameters, a few thousand steps; no SciPy).
 The file is edited as text: only the ``[efficiency.GPU]`` table is replaced or appended, so the
 comments and every other table stay as they were.
 """
@@ -16,8 +16,13 @@ from pathlib import Path
 
 from sims.engine import cost as _cost
 
-PARAMS = ("prefill_mfu", "decode_bw_eff", "step_overhead_s")
-_BOUNDS = {"prefill_mfu": (0.01, 1.0), "decode_bw_eff": (0.01, 1.0), "step_overhead_s": (1e-6, 0.2)}
+PARAMS = ("prefill_mfu", "mfu_half_tokens", "decode_bw_eff", "step_overhead_s")
+_BOUNDS = {
+    "prefill_mfu": (0.01, 1.0),
+    "mfu_half_tokens": (0.0, 16384.0),
+    "decode_bw_eff": (0.01, 1.0),
+    "step_overhead_s": (1e-6, 0.2),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,11 +68,12 @@ def _loss(model: _cost.CostModel, steps: list[StepFeatures]) -> float:
 
 
 def _parts(model: _cost.CostModel, s: StepFeatures) -> tuple[float, float]:
-    """(compute seconds at 100% MFU, memory seconds at 100% bandwidth): ``CostModel.step_time``'s terms."""
-    tokens = s.prefill_tokens + s.n_decode
-    flops = 2.0 * model.params * tokens + model.attn_flops_per_pair * (s.prefill_pairs + s.decode_ctx)
-    mem = model.weight_bytes + model.kv_bytes_per_token * (s.decode_ctx + s.prefill_kv_read + s.prefill_tokens)
-    return flops / model.peak_flops, mem / model.hbm_bytes_s
+    """(compute seconds at prefill_mfu = 1, memory seconds at decode_bw_eff = 1), read off the
+    engine's own ``step_time`` by making the other side free (so its formula is not copied here)."""
+    huge = 1e30
+    compute = dataclasses.replace(model, prefill_mfu=1.0, decode_bw_eff=huge, step_overhead_s=0.0)
+    memory = dataclasses.replace(model, prefill_mfu=huge, decode_bw_eff=1.0, step_overhead_s=0.0)
+    return compute.step_time(*s.args()), memory.step_time(*s.args())
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
@@ -92,22 +98,19 @@ def _clamp(name: str, value: float) -> float:
 
 
 def _linear_fit(model: _cost.CostModel, steps: list[StepFeatures], iters: int = 20) -> _cost.CostModel:
-    """Given which side (compute or memory) bounds each step, time is linear in (1/mfu, 1/eff,
-    overhead): weighted least squares on relative error, re-deciding the sides until they settle."""
-    cur = model
+    """For the model's ``mfu_half_tokens``: once each step's bound (compute or memory) is decided,
+    time is linear in (1/mfu, 1/eff, overhead); weighted least squares on relative error, re-deciding
+    the bounds until they settle."""
+    parts = [_parts(model, s) for s in steps]
+    ys = [s.measured_s for s in steps]
+    mfu, eff, over = model.prefill_mfu, model.decode_bw_eff, model.step_overhead_s
     sides = None
     for _ in range(iters):
-        rows, ys = [], []
-        new_sides = []
-        for s in steps:
-            c, m = _parts(cur, s)
-            compute = c / cur.prefill_mfu >= m / cur.decode_bw_eff
-            new_sides.append(compute)
-            rows.append([c if compute else 0.0, 0.0 if compute else m, 1.0])
-            ys.append(s.measured_s)
+        new_sides = [c / mfu >= m / eff for c, m in parts]
         if new_sides == sides:
             break
         sides = new_sides
+        rows = [[c if comp else 0.0, 0.0 if comp else m, 1.0] for (c, m), comp in zip(parts, sides)]
         active = [j for j in range(3) if any(r[j] for r in rows)]
         ata = [[sum(r[i] * r[j] / y / y for r, y in zip(rows, ys)) for j in active] for i in active]
         aty = [sum(r[i] / y for r, y in zip(rows, ys)) for i in active]
@@ -115,15 +118,33 @@ def _linear_fit(model: _cost.CostModel, steps: list[StepFeatures], iters: int = 
         if sol is None:
             break
         vals = dict(zip(active, sol))
-        upd = {}
-        if 0 in vals and vals[0] > 0:
-            upd["prefill_mfu"] = _clamp("prefill_mfu", 1.0 / vals[0])
-        if 1 in vals and vals[1] > 0:
-            upd["decode_bw_eff"] = _clamp("decode_bw_eff", 1.0 / vals[1])
+        if vals.get(0, 0.0) > 0:
+            mfu = _clamp("prefill_mfu", 1.0 / vals[0])
+        if vals.get(1, 0.0) > 0:
+            eff = _clamp("decode_bw_eff", 1.0 / vals[1])
         if 2 in vals:
-            upd["step_overhead_s"] = _clamp("step_overhead_s", vals[2])
-        cur = dataclasses.replace(cur, **upd)
-    return cur
+            over = _clamp("step_overhead_s", vals[2])
+    return dataclasses.replace(model, prefill_mfu=mfu, decode_bw_eff=eff, step_overhead_s=over)
+
+
+def _best_linear(model: _cost.CostModel, steps: list[StepFeatures]) -> _cost.CostModel:
+    """The linear fit at the best ``mfu_half_tokens`` of a log grid, refined around the winner."""
+
+    def at(h: float) -> tuple[float, _cost.CostModel]:
+        m = _linear_fit(dataclasses.replace(model, mfu_half_tokens=_clamp("mfu_half_tokens", h)), steps)
+        return _loss(m, steps), m
+
+    tried = [at(h) for h in [0.0] + [2.0**k for k in range(15)]]
+    best_loss, best = min(tried, key=lambda lm: lm[0])
+    step = 2.0
+    for _ in range(6):
+        h = best.mfu_half_tokens
+        if h > 0:
+            for cand in (at(h * step), at(h / step)):
+                if cand[0] < best_loss:
+                    best_loss, best = cand
+        step = step**0.5
+    return best
 
 
 def fit(model: _cost.CostModel, steps: list[StepFeatures], rounds: int = 6) -> tuple[_cost.CostModel, dict]:
@@ -134,15 +155,18 @@ def fit(model: _cost.CostModel, steps: list[StepFeatures], rounds: int = 6) -> t
         raise ValueError(f"calibration needs at least 3 measured steps, got {len(steps)}")
     best = model
     best_loss = _loss(best, steps)
-    lin = _linear_fit(model, steps)
+    lin = _best_linear(model, steps)
     if _loss(lin, steps) < best_loss:
         best, best_loss = lin, _loss(lin, steps)
     factor = 1.5
-    for _ in range(rounds):  # polish on the exact loss (the max() makes it non-linear near the ridge)
+    for r in range(rounds):  # polish on the exact loss (the max() and the GEMM saturation are non-linear)
         for name in PARAMS:
             cur = getattr(best, name)
-            for k in range(-8, 9):
-                cand = dataclasses.replace(best, **{name: _clamp(name, cur * factor ** (k / 8))})
+            values = [cur * factor ** (k / 8) for k in range(-8, 9)]
+            if name == "mfu_half_tokens" and r == 0:
+                values += [0.0, 16.0, 64.0, 256.0, 1024.0, 4096.0]
+            for value in values:
+                cand = dataclasses.replace(best, **{name: _clamp(name, value)})
                 loss = _loss(cand, steps)
                 if loss < best_loss:
                     best, best_loss = cand, loss

@@ -52,13 +52,11 @@ def seq_steps(record) -> list[SeqStep]:
 
 
 def find_engine(panel):
-    """The engine inside an engine panel: the panel itself or one of its attributes."""
-    if hasattr(panel, "step_listener"):
-        return panel
-    for value in vars(panel).values():
-        if hasattr(value, "step_listener"):
-            return value
-    raise ValueError(f"panel {type(panel).__name__} has no engine with a step_listener")
+    """The single engine inside an engine panel (``panel.single``; a multi-engine deployment has none)."""
+    eng = getattr(panel, "single", None) or getattr(panel, "engine", None)
+    if eng is None or not hasattr(eng, "step_listener"):
+        raise ValueError(f"panel {panel.name!r} is not a single engine (disaggregated deployments are not replayed)")
+    return eng
 
 
 @dataclass
@@ -192,7 +190,7 @@ def summarize(steps: list[dict]) -> dict:
     decode = [s for s in steps if s["decode"] == s["batch"]]
     ratios = [s["measured_s"] / s["sim_s"] for s in steps if s["sim_s"] > 0]
     peak = max(s["kv_allocated_bytes"] for s in steps)
-    shares = [min(1.0, s["kv_token_bytes"] / s["kv_allocated_bytes"]) for s in steps if s["kv_allocated_bytes"] > 0]
+    shares = [min(1.0, s["kv_token_bytes"] / s["kv_held_bytes"]) for s in steps if s["kv_held_bytes"] > 0]
     return {
         "steps": len(steps),
         "tokens": tokens,
@@ -206,7 +204,8 @@ def summarize(steps: list[dict]) -> dict:
         "decode_mean_abs_rel_err": statistics.fmean(_rel(s["sim_s"], s["measured_s"]) for s in decode)
         if decode
         else None,
-        "kv_peak_allocated_bytes": peak,
+        "kv_peak_allocated_bytes": peak,  # torch's count: the paged pool, or the per-request tensors
+        "kv_peak_held_bytes": max(s["kv_held_bytes"] for s in steps),
         "kv_mean_token_share": statistics.fmean(shares) if shares else None,
     }
 
@@ -285,7 +284,7 @@ def run(
         },
         "gpu": gpu_summary,
         "series": _series(rep.steps, series_points),
-        "truncated": rep.skipped > 0,
+        "truncated": rep.skipped > 0 or (bool(max_steps) and len(rep.steps) >= max_steps and sc.t < sc.duration),
     }
     if keep_steps:
         result["steps"] = rep.steps
@@ -353,7 +352,8 @@ def summary_text(result: dict) -> str:
         else "",
         f"mean |sim - measured| / measured: all steps {g['mean_abs_rel_err']:.1%}"
         + (f", decode-only {g['decode_mean_abs_rel_err']:.1%}" if g["decode_mean_abs_rel_err"] is not None else ""),
-        f"KV peak allocated {g['kv_peak_allocated_bytes'] / 2**20:.1f} MiB, mean share holding tokens "
+        f"KV peak allocated {g['kv_peak_allocated_bytes'] / 2**20:.1f} MiB, held {g['kv_peak_held_bytes'] / 2**20:.1f} "
+        f"MiB, mean share of held KV holding tokens "
         f"{g['kv_mean_token_share']:.1%}"
         if g["kv_mean_token_share"] is not None
         else "",

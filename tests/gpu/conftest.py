@@ -8,11 +8,10 @@ import os
 import pytest
 
 torch = pytest.importorskip("torch", reason="the gpu extra (torch) is not installed")
-pytest.importorskip("triton", reason="the gpu extra (triton) is not installed")
-
 HAS_CUDA = torch.cuda.is_available()
-if not HAS_CUDA:
+if not HAS_CUDA:  # before triton is imported: the interpreter patches triton.language at import
     os.environ.setdefault("TRITON_INTERPRET", "1")
+pytest.importorskip("triton", reason="the gpu extra (triton) is not installed")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -35,9 +35,15 @@ def test_features_match_the_engine_counting():
 
 def test_fit_recovers_known_constants():
     base = cost.cost_model("H200", "Llama-3-8B")
-    truth = dataclasses.replace(base, prefill_mfu=0.41, decode_bw_eff=0.62, step_overhead_s=0.0021)
-    fitted, report = calibrate.fit(base, _synthetic_steps(truth))
+    truth = dataclasses.replace(
+        base, prefill_mfu=0.41, mfu_half_tokens=32.0, decode_bw_eff=0.62, step_overhead_s=0.0021
+    )
+    steps = _synthetic_steps(truth)
+    memory_bound = [s for s in steps if calibrate._parts(truth, s)[1] / 0.62 > calibrate._parts(truth, s)[0] / 0.41]
+    assert 20 < len(memory_bound) < len(steps)  # both sides of the roofline are exercised
+    fitted, report = calibrate.fit(base, steps)
     assert report["mean_abs_rel_err_after"] < 0.01 < report["mean_abs_rel_err_before"]
+    assert fitted.mfu_half_tokens == pytest.approx(32.0, rel=0.15)
     assert fitted.decode_bw_eff == pytest.approx(0.62, rel=0.03)
     assert fitted.prefill_mfu == pytest.approx(0.41, rel=0.05)
     assert fitted.step_overhead_s == pytest.approx(0.0021, rel=0.1)
@@ -51,15 +57,22 @@ def test_fit_needs_steps():
 def test_write_profile_touches_only_its_table(tmp_path):
     out = tmp_path / "profiles.toml"
     calibrate.write_profile({"decode_bw_eff": 0.7, "prefill_mfu": 0.5, "step_overhead_s": 0.003}, "H200", out)
-    calibrate.write_profile({"decode_bw_eff": 0.8, "prefill_mfu": 0.45, "step_overhead_s": 0.002}, "H200", out)
+    calibrate.write_profile(
+        {"decode_bw_eff": 0.8, "prefill_mfu": 0.45, "step_overhead_s": 0.002, "mfu_half_tokens": 64.0}, "H200", out
+    )
     text = out.read_text()
     assert sum(line.startswith("[efficiency.H200]") for line in text.splitlines()) == 1
     original = tomllib.loads(cost.PROFILES_PATH.read_text())
     edited = tomllib.loads(text)
-    assert edited["efficiency"]["H200"] == {"prefill_mfu": 0.45, "decode_bw_eff": 0.8, "step_overhead_s": 0.002}
+    assert edited["efficiency"]["H200"] == {
+        "prefill_mfu": 0.45,
+        "mfu_half_tokens": 64.0,
+        "decode_bw_eff": 0.8,
+        "step_overhead_s": 0.002,
+    }
     assert edited["gpus"] == original["gpus"] and edited["models"] == original["models"]
     m = cost.cost_model("H200", "Llama-3-8B", profiles=edited)
-    assert (m.decode_bw_eff, m.prefill_mfu) == (0.8, 0.45)
+    assert (m.decode_bw_eff, m.prefill_mfu, m.mfu_half_tokens) == (0.8, 0.45, 64.0)
     assert (
         cost.cost_model("A100-40GB", "OPT-13B", profiles=edited).decode_bw_eff
         == original["efficiency"]["decode_bw_eff"]
