@@ -305,3 +305,14 @@ def test_trace_alloc_bad_flags_exit_2(tmp_path):
     f.write_text(TRACE)
     out = cli("trace", "alloc", "--policy", "paged", "--heap", "1000", "--trace", str(f))
     assert out.returncode == 2 and "page_size" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_views_are_json_heap_maps():
+    from sims.core.scenario import Scenario
+
+    sc = Scenario("alloc-shred", duration=20.0)
+    sc.run()
+    for name, v in json.loads(json.dumps(sc.views())).items():
+        assert v["kind"] == "heap" and v["heap"] == 1048576, name
+        assert sum(r[1] for r in v["ranges"]) == v["heap"] or v["truncated"]
+        assert any(r[2] is not None for r in v["ranges"]) and v["recent"]

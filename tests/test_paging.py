@@ -202,3 +202,22 @@ def test_trace_paging_malformed_line_exits_2_with_file_and_line(tmp_path):
     assert len(lines) == 1 and f"{f}:2:" in lines[0] and "'five'" in lines[0]
     out = cli("trace", "paging", "--policy", "belady", "--frames", "2", "--trace", str(f))
     assert out.returncode == 2 and "valid:" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_views_are_json_and_checkpoints_share_the_stream():
+    import copy
+
+    from sims.core.scenario import Scenario
+
+    sc = Scenario("paging-locality", duration=2.0, checkpoint_every=1.0)
+    sc.run()
+    views = json.loads(json.dumps(sc.views()))
+    for name, v in views.items():
+        assert v["kind"] == "frames" and len(v["resident"]) <= v["frames"] and v["recent"], name
+    opt = sc.panels["opt"]
+    clone = copy.deepcopy(opt)
+    assert clone.policy.ahead is opt.policy.ahead and clone.scans is opt.scans
+    before = sc.metrics()
+    sc.seek(0.5)
+    sc.advance(2.0)
+    assert sc.metrics() == before

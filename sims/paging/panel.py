@@ -14,23 +14,34 @@ from sims.core.panel import Panel
 _RECENT = 48  # references kept, with hit or fault, for the view
 
 
+class _Positions:
+    """Stream positions of "scan" events: read-only, so checkpoints share them."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[int]) -> None:
+        self.items = items
+
+    def __deepcopy__(self, memo: dict) -> _Positions:
+        return self
+
+
 class PagingPanel(Panel):
     topic = "paging"
 
     def __init__(self, name, params, ctx, cls) -> None:
         super().__init__(name, params, ctx)
         self.policy = cls(params["frames"], ctx.events, ctx.rng("evict"))
-        self.events = ctx.events
-        self.scans = [k for k, ev in enumerate(ctx.events) if ev["kind"] == "scan"]  # positions
+        self.scans = _Positions([k for k, ev in enumerate(ctx.events) if ev["kind"] == "scan"])
         self.refs = 0
         self.hits = 0
         self.recent: list[list] = []  # [page, hit], oldest first
 
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
-        if events is not self.events:
+        if events is not self.ctx.events:
             raise ValueError(f"{self.name}: fed a stream other than the one it was built with")
         cut = max(lo, hi - _RECENT)
-        scans = self.scans
+        scans = self.scans.items
         i = bisect_left(scans, lo)
         k = lo
         while k < hi:

@@ -282,30 +282,15 @@ class RandomEvict(Replacer):
             assert self.pages[i] == page
 
 
-@register_policy("paging", "opt")
-class Opt(Replacer):
-    """Bélády's OPT: evict the page whose next use is farthest in the stream; a page never used
-    again is farthest, and among those the one referenced longest ago goes first.
+class Lookahead:
+    """The whole stream and its next-use table, read-only once built: checkpoints share it
+    instead of copying it. ``nxt[k]`` is the position of the next reference to the page that
+    position k references (-1: never again), computed once, right to left, in O(n)."""
 
-    Look-ahead: ``nxt[k]`` (position of the next reference to the key referenced at position k)
-    is computed once over the whole stream, right to left. ``heap`` is a max-heap (negated) of
-    each resident page's next-use value with stale entries skipped lazily: O(log n) per fault.
-    """
+    __slots__ = ("events", "nxt", "_positions")
 
-    _NEVER = 1 << 52  # next-use values at or above this mean "never used again"
-
-    def __init__(self, frames: int, events: list, rng: random.Random) -> None:
-        super().__init__(frames, events, rng)
+    def __init__(self, events: list) -> None:
         self.events = events
-        self.nxt = self._next_uses(events)
-        self.next_of: dict[int, int] = {}  # resident page -> its next-use value
-        self.heap: list[int] = []  # -next-use values; an entry is live iff next_of agrees
-        self.owner: dict[int, int] = {}  # next-use value -> page, for "never" values
-        self.seq = 0  # references so far: orders the never-used-again pages
-        self.positions: dict[int, list[int]] | None = None  # per key, built on first "scan"
-
-    @staticmethod
-    def _next_uses(events: list) -> list[int]:
         nxt = [-1] * len(events)
         last: dict[int, int] = {}
         for k in range(len(events) - 1, -1, -1):
@@ -314,26 +299,51 @@ class Opt(Replacer):
                 key = ev["key"]
                 nxt[k] = last.get(key, -1)
                 last[key] = k
-        return nxt
+        self.nxt = nxt
+        self._positions: dict[int, list[int]] | None = None
 
-    def _next_after(self, key: int, pos: int) -> int:
-        """Next use of ``key`` after position ``pos`` for references the stream does not hold
-        at ``pos`` (pages a "scan" action touches)."""
-        if self.positions is None:
-            self.positions = {}
+    def __deepcopy__(self, memo: dict) -> Lookahead:
+        return self
+
+    def next_after(self, key: int, pos: int) -> int:
+        """Next reference to ``key`` after position ``pos``, for references the stream does not
+        hold at ``pos`` (pages a "scan" touches); the per-key positions are built on first use."""
+        if self._positions is None:
+            self._positions = {}
             for k, ev in enumerate(self.events):
                 if ev["kind"] == "ref":
-                    self.positions.setdefault(ev["key"], []).append(k)
-        ps = self.positions.get(key, ())
+                    self._positions.setdefault(ev["key"], []).append(k)
+        ps = self._positions.get(key, ())
         i = bisect_right(ps, pos)
         return ps[i] if i < len(ps) else -1
 
+
+@register_policy("paging", "opt")
+class Opt(Replacer):
+    """Bélády's OPT: evict the page whose next use is farthest in the stream; a page never used
+    again is farthest, and among those the one referenced longest ago goes first.
+
+    Look-ahead comes from ``Lookahead`` (built once, O(n)). ``heap`` is a max-heap (negated) of
+    each resident page's next-use value with stale entries skipped lazily: O(log n) per fault.
+    """
+
+    _NEVER = 1 << 52  # next-use values at or above this mean "never used again"
+
+    def __init__(self, frames: int, events: list, rng: random.Random) -> None:
+        super().__init__(frames, events, rng)
+        self.ahead = Lookahead(events)
+        self.next_of: dict[int, int] = {}  # resident page -> its next-use value
+        self.heap: list[int] = []  # -next-use values; an entry is live iff next_of agrees
+        self.owner: dict[int, int] = {}  # next-use value -> page, for "never" values
+        self.seq = 0  # references so far: orders the never-used-again pages
+
     def access(self, key: int, pos: int) -> bool:
-        ev = self.events[pos] if 0 <= pos < len(self.events) else None
+        events = self.ahead.events
+        ev = events[pos] if 0 <= pos < len(events) else None
         if ev is not None and ev["kind"] == "ref" and ev["key"] == key:
-            n = self.nxt[pos]
+            n = self.ahead.nxt[pos]
         else:
-            n = self._next_after(key, pos)
+            n = self.ahead.next_after(key, pos)
         return self._ref(key, n)
 
     def _ref(self, key: int, n: int) -> bool:
@@ -354,7 +364,7 @@ class Opt(Replacer):
         return hit
 
     def _evict(self) -> None:
-        heap, next_of, owner, events = self.heap, self.next_of, self.owner, self.events
+        heap, next_of, owner, events = self.heap, self.next_of, self.owner, self.ahead.events
         while True:
             v = -heappop(heap)
             page = owner.pop(v) if v >= self._NEVER else events[v]["key"]
@@ -363,9 +373,9 @@ class Opt(Replacer):
                 return
 
     def run(self, events: list, lo: int, hi: int) -> tuple[int, int]:
-        if events is not self.events:
+        if events is not self.ahead.events:
             raise ValueError("opt: the stream must be the one the panel was built with")
-        nxt, ref = self.nxt, self._ref
+        nxt, ref = self.ahead.nxt, self._ref
         refs = hits = 0
         for k in range(lo, hi):
             if events[k]["kind"] == "ref":
