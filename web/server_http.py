@@ -3,6 +3,7 @@ request (client, method, path, status, bytes, milliseconds).
 
 The CSP allows the site's own scripts and its module worker (from 'self' or a blob: URL),
 WebAssembly through 'wasm-unsafe-eval' (Pyodide), and nothing from elsewhere: no CDN anywhere.
+A page's inline scripts run only by hash (``web.server_static`` adds them per page).
 Pages under /embed/ may be framed by any site; every other page only by its own origin.
 """
 
@@ -16,12 +17,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 log = logging.getLogger("contention.server")
 
 _CSP = (
-    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' blob:; worker-src 'self' blob:; "
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' blob:{hashes}; worker-src 'self' blob:; "
     "connect-src 'self' blob: data:; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; "
     "font-src 'self' data:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors {frame}"
 )
-CSP_PAGE = _CSP.format(frame="'self'")
-CSP_EMBED = _CSP.format(frame="*")
 COMMON_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"strict-origin-when-cross-origin"),
@@ -29,13 +28,18 @@ COMMON_HEADERS = [
 ]
 
 
+def csp(path: str, script_hashes: tuple[str, ...] = ()) -> str:
+    """The policy for ``path``; a page's own inline scripts are allowed by their SHA-256 only."""
+    frame = "*" if path.startswith("/embed") else "'self'"
+    return _CSP.format(frame=frame, hashes="".join(f" 'sha256-{h}'" for h in script_hashes))
+
+
 def security_headers(path: str) -> list[tuple[bytes, bytes]]:
-    csp = CSP_EMBED if path.startswith("/embed") else CSP_PAGE
-    return [(b"content-security-policy", csp.encode()), *COMMON_HEADERS]
+    return [(b"content-security-policy", csp(path).encode()), *COMMON_HEADERS]
 
 
 class HttpPolicy:
-    """Pure ASGI middleware (so streamed responses stay streamed)."""
+    """Pure ASGI middleware (so streamed responses stay streamed); headers the app already set win."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -7,12 +7,17 @@ byte (``os.stat`` raises ValueError on NUL, which would be a 500).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import mimetypes
+import re
 from pathlib import Path, PurePosixPath
 
 from starlette.responses import PlainTextResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
+
+from web.server_http import csp
 
 # Explicit, so the answer never depends on the host's /etc/mime.types.
 MIME_TYPES = {
@@ -46,6 +51,22 @@ CORS_HEADERS = [
 ]
 
 
+_INLINE_SCRIPT = re.compile(rb"<script\b([^>]*)>(.*?)</script\s*>", re.S | re.I)
+_DATA_BLOCK = re.compile(rb"""\btype\s*=\s*["']?application/(ld\+)?json""", re.I)
+
+
+def inline_script_hashes(html: bytes) -> tuple[str, ...]:
+    """Base64 SHA-256 of each inline script a browser would run (not src=, not JSON data)."""
+    out = []
+    for attrs, body in _INLINE_SCRIPT.findall(html):
+        if re.search(rb"\bsrc\s*=", attrs) or _DATA_BLOCK.search(attrs):
+            continue
+        digest = base64.b64encode(hashlib.sha256(body).digest()).decode()
+        if digest not in out:
+            out.append(digest)
+    return tuple(out)
+
+
 def is_embed_asset(path: str) -> bool:
     return PurePosixPath(path).suffix.lower() in EMBED_SUFFIXES
 
@@ -76,7 +97,7 @@ class SiteFiles:
             await Response(status_code=204, headers=headers)(scope, receive, send)
             return
         if not embed:
-            await self.files(scope, receive, send)
+            await self._page(scope, receive, send)
             return
 
         async def send_cors(message: Message) -> None:
@@ -85,3 +106,37 @@ class SiteFiles:
             await send(message)
 
         await self.files(scope, receive, send_cors)
+
+    async def _page(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve a non-asset path; an HTML answer is held back whole (pages are small) so that its
+        CSP can name its inline scripts. Conditional headers are dropped so a page is never a 304
+        whose headers would replace the cached page's policy."""
+        scope = dict(scope, headers=[(k, v) for k, v in scope["headers"] if k not in _CONDITIONAL])
+        start: Message | None = None
+        body: list[bytes] = []
+
+        async def hold_html(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                ctype = dict(message.get("headers", [])).get(b"content-type", b"")
+                if not ctype.startswith(b"text/html"):
+                    await send(message)
+                    return
+                start = message
+                return
+            if start is None:
+                await send(message)
+                return
+            body.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            html = b"".join(body)
+            policy = csp(scope["path"], inline_script_hashes(html)).encode()
+            start["headers"] = [*start.get("headers", []), (b"content-security-policy", policy)]
+            await send(start)
+            await send({"type": "http.response.body", "body": html})
+
+        await self.files(scope, receive, hold_html)
+
+
+_CONDITIONAL = {b"if-none-match", b"if-modified-since", b"if-range", b"range"}

@@ -15,6 +15,11 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "do-not-serve-this-secret"
+INLINE_SCRIPT = "\n  document.title = 'inline';\n"
+INDEX_HTML = (
+    "<!doctype html><title>t</title><p>home</p>"
+    f'<script type="application/json">{{"data": 1}}</script><script>{INLINE_SCRIPT}</script>'
+)
 
 
 @dataclass
@@ -53,7 +58,7 @@ def make_dist(base: Path) -> Path:
     (dist / "sub").mkdir(parents=True)
     (dist / "embed").mkdir()
     (dist / "pyodide").mkdir()
-    (dist / "index.html").write_text("<!doctype html><title>t</title><p>home</p>")
+    (dist / "index.html").write_text(INDEX_HTML)
     (dist / "sub" / "index.html").write_text("<!doctype html><p>sub</p>")
     (dist / "embed" / "index.html").write_text("<!doctype html><p>embed</p>")
     (dist / "embed.js").write_text("export {};\n")
@@ -86,7 +91,8 @@ def start_server(base: Path, env: dict[str, str], args: tuple[str, ...] = (), ti
         if proc.poll() is not None:
             raise AssertionError(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
         try:
-            if httpx.get(f"{url}/api/health", timeout=1.0).status_code == 200:
+            health = httpx.get(f"{url}/api/health", timeout=1.0).json()
+            if health["ready"] == health["workers"]:  # every worker has started
                 return Server(url, proc, log, dist)
         except httpx.HTTPError:
             pass

@@ -3,12 +3,14 @@ one log line per request."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import http.client
 import time
 from urllib.parse import urlsplit
 
 import pytest
-from harness import SECRET
+from harness import INLINE_SCRIPT, SECRET
 
 
 def raw_get(url: str, path: str) -> tuple[int, bytes]:
@@ -80,6 +82,19 @@ def test_csp_allows_own_worker_and_wasm(client):
     embed = client.get("/embed/").headers["content-security-policy"]
     assert "frame-ancestors *" in embed
     assert "x-frame-options" not in client.get("/embed/").headers
+
+
+def test_inline_scripts_run_by_hash_only(client):
+    first = client.get("/")
+    script_src = first.headers["content-security-policy"].split("script-src ")[1].split(";")[0]
+    digest = base64.b64encode(hashlib.sha256(INLINE_SCRIPT.encode()).digest()).decode()
+    assert script_src.split() == ["'self'", "'wasm-unsafe-eval'", "blob:", f"'sha256-{digest}'"]  # not the JSON block
+    assert "'unsafe-inline'" not in script_src
+    again = client.get("/", headers={"If-None-Match": first.headers.get("etag", '"x"')})
+    assert (
+        again.status_code == 200
+        and again.headers["content-security-policy"] == first.headers["content-security-policy"]
+    )
 
 
 @pytest.mark.parametrize("path", ["/embed.js", "/app.mjs", "/style.css", "/sims.zip", "/pyodide/pyodide.asm.wasm"])

@@ -1,0 +1,25 @@
+"""A bounded load test: 200 concurrent runs are each answered 200 or 429 (nothing lost), while
+/api/health, timed from another process, stays under 100 ms at the 99th percentile."""
+
+from __future__ import annotations
+
+from loadgen import run_load
+
+REQUESTS = 200
+
+
+def test_200_concurrent_runs_lose_nothing_and_health_stays_fast(main_server):
+    report = run_load(main_server.url, REQUESTS, {"preset": "ratelimit-burst"})
+    statuses = [s for s, _, _ in report["results"]]
+    print({k: v for k, v in report.items() if k != "results"})
+    assert len(statuses) == REQUESTS
+    assert set(statuses) <= {200, 429}, report["status_counts"]
+    assert statuses.count(200) >= 4  # two running and two queued are always admitted
+    for status, _, extra in report["results"]:
+        if status == 200:
+            assert extra["json"]["preset"] == "ratelimit-burst" and extra["json"]["panels"]
+        else:
+            assert int(extra["retry_after"]) >= 1 and extra["json"]["limit"] == "concurrency"
+    assert report["health_errors"] == 0
+    assert report["health_samples"] >= 10
+    assert report["health_ms"]["p99"] < 100, report["health_ms"]
