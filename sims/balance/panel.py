@@ -45,6 +45,7 @@ class BalancePanel(Panel):
         self._seq = 0
         self.latencies: list[float] = []  # completed requests; sorted lazily for percentiles
         self._sorted = 0  # latencies[:_sorted] is sorted
+        self.lat_total = 0.0  # summed in completion order: builtin sum() of floats differs by version
         self.requests = self.completed = self.rerouted = self.dropped = 0
         self.max_queue = 0
 
@@ -99,6 +100,7 @@ class BalancePanel(Panel):
             active[s] -= 1
             done_n += 1
             lat.append(t - arrival)
+            self.lat_total += t - arrival
             if observe is not None:
                 observe(s, t - arrival, t)
             q = queue[s]
@@ -210,7 +212,7 @@ class BalancePanel(Panel):
             "completed": self.completed,
             "p50_latency": percentile(lat, 0.5, is_sorted=True),
             "p99_latency": percentile(lat, 0.99, is_sorted=True),
-            "mean_latency": ratio(sum(lat), len(lat)),
+            "mean_latency": ratio(self.lat_total, len(lat)),
             "max_queue": self.max_queue,
             "imbalance": self.imbalance(),
             "in_system": sum(self.active),

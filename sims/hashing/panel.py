@@ -183,13 +183,16 @@ class HashPanel(Panel):
 
     def metrics(self) -> dict[str, float]:
         fractions = [c["fraction"] for c in self.changes]
+        total = 0.0
+        for f in fractions:  # a plain loop: builtin sum() of floats is compensated from 3.12 on
+            total += f
         return {
             "requests": self.requests,
             "keys": len(self.owner),
             "nodes": len(self.members),
             "changes": len(self.changes),
             "remapped_fraction": fractions[-1] if fractions else 0.0,
-            "mean_remapped_fraction": ratio(sum(fractions), len(fractions)),
+            "mean_remapped_fraction": ratio(total, len(fractions)),
             "inconsistent_moves": self.inconsistent,
             "max_load_ratio": self.max_load_ratio(),
             "spilled": self.spilled,
