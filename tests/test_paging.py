@@ -116,6 +116,32 @@ def test_opt_never_faults_more_than_any_policy(pages, k):
         assert best <= faults_fast(policy, pages, k), policy
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    items=st.lists(st.one_of(st.integers(0, 9), st.tuples(st.integers(0, 12), st.integers(0, 4))), max_size=60),
+    k=frames,
+)
+def test_opt_sees_scans_in_the_stream(items, k):
+    """A scan event in the stream is part of OPT's look-ahead: OPT still equals the brute-force
+    model on the expanded reference string, and every policy counts the scan's references."""
+    events, pages = [], []
+    for i, it in enumerate(items, 1):
+        if isinstance(it, tuple):
+            events.append({"t": float(i), "kind": "scan", "start": it[0], "length": it[1]})
+            pages.extend(range(it[0], it[0] + it[1]))
+        else:
+            events.append({"t": float(i), "kind": "ref", "key": it})
+            pages.append(it)
+    for policy in POLICIES:
+        p = panel(policy, events, k)
+        p.feed(events, 0, len(events), float(len(events)))
+        p.check_invariants()
+        assert p.metrics()["refs"] == len(pages)
+        if policy in ("opt", "lru", "fifo"):
+            model = {"opt": opt_model, "lru": lru_model, "fifo": fifo_model}[policy]
+            assert p.metrics()["faults"] == model(pages, k), policy
+
+
 def test_opt_evicts_the_page_used_farthest_ahead():
     # with 2 frames at the reference to 3: page 1 is used next at position 4, page 2 never again
     events = stream([1, 2, 3, 1, 3])
@@ -127,16 +153,18 @@ def test_opt_evicts_the_page_used_farthest_ahead():
 def test_scan_action_touches_pages_and_respects_capacity():
     pages = [1, 2, 3, 1, 2, 3] * 5
     events = stream(pages)
-    events.insert(10, {"t": 10.0, "kind": "scan", "start": 100, "count": 5})
+    events.insert(10, {"t": 10.0, "kind": "scan", "start": 100, "length": 5})
     for policy in POLICIES:
         p = panel(policy, events, 3)
         p.feed(events, 0, len(events), 40.0)
         p.check_invariants()
         assert p.metrics()["refs"] == len(pages) + 5
-        p.on_event({"t": 40.0, "kind": "scan", "start": 200, "count": 4})
+        p.on_event({"t": 40.0, "kind": "scan", "start": 200, "length": 4})
         p.check_invariants()
         assert p.metrics()["refs"] == len(pages) + 9
         assert set(p.policy.resident()) <= {1, 2, 3, 100, 101, 102, 103, 104, 200, 201, 202, 203}
+    with pytest.raises(ValueError, match="'length'"):
+        p.on_event({"t": 41.0, "kind": "scan", "start": 1, "length": "many"})
 
 
 def test_random_policy_is_seeded_per_panel():

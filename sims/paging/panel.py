@@ -1,7 +1,8 @@
 """The paging panel: one replacement policy over the shared reference stream.
 
 Stream events: ``{"t", "kind": "ref", "key": page}``; the "scan" action
-``{"kind": "scan", "start": page, "count": n}`` touches pages start..start+n-1 at one instant.
+``{"kind": "scan", "start": page, "length": n}`` touches pages start..start+n-1 at one instant
+(the same event the cache topic uses).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from bisect import bisect_left
 
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
+from sims.paging.policies import scan_pages
 
 _RECENT = 48  # references kept, with hit or fault, for the view
 
@@ -54,8 +56,7 @@ class PagingPanel(Panel):
                 if events[j]["kind"] == "ref":
                     self._one(events[j]["key"], j)
             if stop < hi:
-                ev = events[stop]
-                for page in range(ev["start"], ev["start"] + ev["count"]):
+                for page in scan_pages(events[stop]):
                     self._one(page, stop)
                 i += 1
             k = stop + 1
@@ -66,7 +67,7 @@ class PagingPanel(Panel):
         if ev["kind"] == "ref":
             self._one(ev["key"], -1)
         elif ev["kind"] == "scan":
-            for page in range(ev["start"], ev["start"] + ev["count"]):
+            for page in scan_pages(ev):
                 self._one(page, -1)
 
     def _one(self, page: int, pos: int) -> None:

@@ -10,7 +10,6 @@ the view and ``check_invariants()``.
 from __future__ import annotations
 
 import random
-from bisect import bisect_right
 from collections import OrderedDict
 from heapq import heapify, heappop, heappush
 
@@ -282,40 +281,58 @@ class RandomEvict(Replacer):
             assert self.pages[i] == page
 
 
-class Lookahead:
-    """The whole stream and its next-use table, read-only once built: checkpoints share it
-    instead of copying it. ``nxt[k]`` is the position of the next reference to the page that
-    position k references (-1: never again), computed once, right to left, in O(n)."""
+def scan_pages(ev: dict) -> range:
+    """The pages a ``{"kind": "scan", "start", "length"}`` event touches, in order."""
+    start, length = ev.get("start"), ev.get("length")
+    for name, v in (("start", start), ("length", length)):
+        if isinstance(v, bool) or not isinstance(v, int) or (name == "length" and v < 0):
+            raise ValueError(f"scan event: field {name!r} must be a non-negative integer, got {v!r}")
+    return range(start, start + length)
 
-    __slots__ = ("events", "nxt", "_positions")
+
+class Lookahead:
+    """The whole stream as one reference string (scans expanded), read-only once built, so
+    checkpoints share it instead of copying it. ``keys[o]`` is the o-th reference, ``nxt[o]`` the
+    ordinal of the next reference to the same page (-1: never again), computed once, right to
+    left, in O(n); ``first[k]`` is the ordinal of stream position k's first reference and
+    ``at[k]`` is ``nxt[first[k]]`` for plain references (the tight loop's one lookup)."""
+
+    __slots__ = ("events", "keys", "first", "nxt", "at")
 
     def __init__(self, events: list) -> None:
         self.events = events
-        nxt = [-1] * len(events)
-        last: dict[int, int] = {}
-        for k in range(len(events) - 1, -1, -1):
-            ev = events[k]
+        keys: list[int] = []
+        first = [0] * len(events)
+        for k, ev in enumerate(events):
+            first[k] = len(keys)
             if ev["kind"] == "ref":
-                key = ev["key"]
-                nxt[k] = last.get(key, -1)
-                last[key] = k
-        self.nxt = nxt
-        self._positions: dict[int, list[int]] | None = None
+                keys.append(ev["key"])
+            elif ev["kind"] == "scan":
+                keys.extend(scan_pages(ev))
+        nxt = [-1] * len(keys)
+        last: dict[int, int] = {}
+        for o in range(len(keys) - 1, -1, -1):
+            key = keys[o]
+            nxt[o] = last.get(key, -1)
+            last[key] = o
+        self.keys, self.first, self.nxt = keys, first, nxt
+        self.at = [nxt[first[k]] if ev["kind"] == "ref" else -1 for k, ev in enumerate(events)]
 
     def __deepcopy__(self, memo: dict) -> Lookahead:
         return self
 
-    def next_after(self, key: int, pos: int) -> int:
-        """Next reference to ``key`` after position ``pos``, for references the stream does not
-        hold at ``pos`` (pages a "scan" touches); the per-key positions are built on first use."""
-        if self._positions is None:
-            self._positions = {}
-            for k, ev in enumerate(self.events):
-                if ev["kind"] == "ref":
-                    self._positions.setdefault(ev["key"], []).append(k)
-        ps = self._positions.get(key, ())
-        i = bisect_right(ps, pos)
-        return ps[i] if i < len(ps) else -1
+    def next_use(self, key: int, pos: int) -> int:
+        """The next use after the reference to ``key`` at stream position ``pos``; -1 for a
+        reference the stream does not hold there (an event injected live: never seen again)."""
+        if not 0 <= pos < len(self.events):
+            return -1
+        ev = self.events[pos]
+        if ev["kind"] == "ref":
+            return self.at[pos] if ev["key"] == key else -1
+        if ev["kind"] == "scan":
+            i = key - ev["start"]
+            return self.nxt[self.first[pos] + i] if 0 <= i < ev["length"] else -1
+        return -1
 
 
 @register_policy("paging", "opt")
@@ -338,13 +355,7 @@ class Opt(Replacer):
         self.seq = 0  # references so far: orders the never-used-again pages
 
     def access(self, key: int, pos: int) -> bool:
-        events = self.ahead.events
-        ev = events[pos] if 0 <= pos < len(events) else None
-        if ev is not None and ev["kind"] == "ref" and ev["key"] == key:
-            n = self.ahead.nxt[pos]
-        else:
-            n = self.ahead.next_after(key, pos)
-        return self._ref(key, n)
+        return self._ref(key, self.ahead.next_use(key, pos))
 
     def _ref(self, key: int, n: int) -> bool:
         self.seq += 1
@@ -364,10 +375,10 @@ class Opt(Replacer):
         return hit
 
     def _evict(self) -> None:
-        heap, next_of, owner, events = self.heap, self.next_of, self.owner, self.ahead.events
+        heap, next_of, owner, keys = self.heap, self.next_of, self.owner, self.ahead.keys
         while True:
             v = -heappop(heap)
-            page = owner.pop(v) if v >= self._NEVER else events[v]["key"]
+            page = owner.pop(v) if v >= self._NEVER else keys[v]
             if next_of.get(page) == v:
                 del next_of[page]
                 return
@@ -375,12 +386,12 @@ class Opt(Replacer):
     def run(self, events: list, lo: int, hi: int) -> tuple[int, int]:
         if events is not self.ahead.events:
             raise ValueError("opt: the stream must be the one the panel was built with")
-        nxt, ref = self.ahead.nxt, self._ref
+        at, ref = self.ahead.at, self._ref
         refs = hits = 0
         for k in range(lo, hi):
             if events[k]["kind"] == "ref":
                 refs += 1
-                hits += ref(events[k]["key"], nxt[k])
+                hits += ref(events[k]["key"], at[k])
         return refs, hits
 
     def resident(self) -> list[int]:
