@@ -276,6 +276,10 @@ class Engine:
             kv_read += c0
         dur = self.cost.step_time(pt, pairs, kv_read, n_d, self._s_dec) + extra
         if dur <= 0.0:
+            if self._preempted_now:  # it preempted its only work: an empty step, admit next time
+                self.step_idx = s + 1
+                self._popped = -1
+                return
             raise RuntimeError(f"engine stalled at t={self.now}: work queued but nothing schedulable")
         self._account(dur, n_d, chunks, pt)
         if self.step_listener is not None:
@@ -304,6 +308,8 @@ class Engine:
         st.busy_s += dur
         st.batch_sum += n_d + len(chunks)
         st.tokens_sum += pt + n_d
+        st.prefill_tokens += pt
+        st.decode_tokens += n_d
         if n_d:
             us = int(dur * 1e6 + 0.5)
             st.itl_us[us] = st.itl_us.get(us, 0) + n_d
@@ -348,6 +354,12 @@ class Engine:
             seq = self._swapped[0][2]
             ctx = seq.prompt_len + seq.generated
             if not alloc.admit(seq, ctx, None, self._wm if running else 0):
+                if self._paused and self._drop_paused(seq):
+                    continue
+                if running == 0 and self._paused:  # only paused requests hold memory: free it all
+                    while self._drop_paused(None, force=True):
+                        pass
+                    continue
                 return extra
             heapq.heappop(self._swapped)
             seq.computed = seq.target
@@ -367,6 +379,10 @@ class Engine:
             if seq.state == PAUSED:
                 if not self._resume(seq, s):
                     if self._paused and self._drop_paused(seq):
+                        continue
+                    if running == 0 and len(self._paused) > 1:
+                        while self._drop_paused(seq, force=True):
+                            pass
                         continue
                     break
                 heapq.heappop(waiting)
@@ -394,6 +410,10 @@ class Engine:
             hashes = seq.full_hashes(B, target // B) if hashing else None
             if not alloc.admit(seq, target, hashes, self._wm if running else 0):
                 if self._paused and self._drop_paused(seq):
+                    continue
+                if running == 0 and self._paused:
+                    while self._drop_paused(None, force=True):
+                        pass
                     continue
                 break
             heapq.heappop(waiting)
@@ -457,6 +477,7 @@ class Engine:
         self._s_other -= seq.computed
         seq.generated += 1
         self._work -= 1
+        self.stats.prefills_done += 1
         if seq.first_token < 0:
             seq.first_token = self.now
         if self.caching:
@@ -597,13 +618,14 @@ class Engine:
             self._prefilling.append(seq)
         return True
 
-    def _drop_paused(self, head: Seq) -> bool:
-        """Memory is short for ``head``: a paused request with a worse key loses its KV."""
+    def _drop_paused(self, head: Seq | None, force: bool = False) -> bool:
+        """Memory is short for ``head``: a paused request with a worse key (any, if ``force``)
+        loses its KV and will prefill again."""
         others = [q for q in self._paused if q is not head]
         if not others:
             return False
         worst = max(others, key=lambda q: (q.key, q.order))
-        if (worst.key, worst.order) <= (head.key, head.order):
+        if not force and (worst.key, worst.order) <= (head.key, head.order):
             return False
         self._paused.remove(worst)
         decoding = worst.computed >= worst.target

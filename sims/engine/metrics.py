@@ -37,6 +37,9 @@ class EngineStats:
     busy_s: float = 0.0
     batch_sum: int = 0  # sequences scheduled, summed over steps
     tokens_sum: int = 0  # tokens scheduled (prefill chunk tokens + decode tokens)
+    prefill_tokens: int = 0  # prompt (and recomputed) tokens computed in prefill chunks
+    decode_tokens: int = 0  # tokens produced by decode steps
+    prefills_done: int = 0  # prefills (or recomputes) completed: each produced one token
     kv_total: float = 0.0  # integral of KV memory held (+ external fragmentation)
     kv_state: float = 0.0  # integral of slots holding token state
     kv_reserved: float = 0.0  # reserved for this request's future tokens, still empty
