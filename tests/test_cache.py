@@ -210,6 +210,33 @@ def test_scan_event_equals_its_references_and_feed_equals_on_event(name):
     assert a.metrics() == b.metrics() == c.metrics() and a.metrics()["requests"] == 14
 
 
+events_st = st.lists(
+    st.one_of(
+        st.builds(lambda k: {"kind": "ref", "key": k}, st.integers(0, 30)),
+        st.builds(lambda a, n: {"kind": "scan", "start": a, "length": n}, st.integers(0, 40), st.integers(0, 15)),
+        st.just({"kind": "crash"}),
+    ),
+    max_size=120,
+)
+
+
+@pytest.mark.parametrize("name", EVICTION)
+@settings(max_examples=30, deadline=None)
+@given(size=size_st, events=events_st)
+def test_serve_equals_one_access_per_reference(name, size, events):
+    """The inlined fast paths (LRU, FIFO, CLOCK) and the generic loop agree with plain access()."""
+    events = [dict(ev, t=float(i)) for i, ev in enumerate(events)]
+    refs = list(cache_topic.references(events))
+    fast = cache_topic.build_policy(name, size, future=refs)
+    slow = cache_topic.build_policy(name, size, future=refs)
+    mid = len(events) // 2
+    r1, h1 = fast.serve(events, 0, mid)
+    r2, h2 = fast.serve(events, mid, len(events))
+    assert (r1 + r2, h1 + h2) == (len(refs), sum(slow.access(k) for k in refs))
+    fast.check_invariants()
+    assert fast.view() == slow.view()
+
+
 def test_malformed_scan_event_names_the_field():
     p = _panel("lru", [])
     with pytest.raises(ValueError, match="'length' must be an integer"):

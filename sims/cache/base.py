@@ -15,6 +15,19 @@ from typing import Any
 from sims.core.registry import Param
 
 VIEW_MAX = 64  # items per list in view(): the first and last VIEW_MAX // 2 of a longer list
+MAX_SCAN = 1_000_000  # keys in one scan event
+
+
+def scan_keys(ev: dict) -> range:
+    """The keys of a ``{"kind": "scan", "start": K, "length": N}`` event: K, K+1, ..., K+N-1.
+    The event carries everything needed, so every panel sees the same keys."""
+    start, length = ev.get("start"), ev.get("length")
+    for name, v in (("start", start), ("length", length)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"scan event at t={ev.get('t')}: field {name!r} must be an integer, got {v!r}")
+    if not 0 <= length <= MAX_SCAN:
+        raise ValueError(f"scan event at t={ev.get('t')}: length must be in [0, {MAX_SCAN}], got {length}")
+    return range(start, start + length)
 
 
 class CachePolicy:
@@ -32,6 +45,25 @@ class CachePolicy:
 
     def access(self, key: Hashable) -> bool:
         raise NotImplementedError
+
+    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
+        """Serve the references in events[lo:hi] (``ref`` keys, ``scan`` ranges; other kinds are
+        skipped) and return (requests, hits). LRU, FIFO and CLOCK inline ``access`` here."""
+        access = self.access
+        hits = requests = 0
+        for k in range(lo, hi):
+            ev = events[k]
+            kind = ev["kind"]
+            if kind == "ref":
+                requests += 1
+                if access(ev["key"]):
+                    hits += 1
+            elif kind == "scan":
+                for key in scan_keys(ev):
+                    requests += 1
+                    if access(key):
+                        hits += 1
+        return requests, hits
 
     def __contains__(self, key: Hashable) -> bool:
         raise NotImplementedError

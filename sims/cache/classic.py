@@ -30,6 +30,31 @@ class LRU(CachePolicy):
         od[key] = None
         return False
 
+    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
+        """``access`` inlined for runs of ``ref`` events (the 1M requests/s target)."""
+        od, size = self.od, self.size
+        move, pop = od.move_to_end, od.popitem
+        hits = requests = 0
+        for k in range(lo, hi):
+            ev = events[k]
+            if ev["kind"] != "ref":
+                r, h = CachePolicy.serve(self, events, k, k + 1)
+                requests += r
+                hits += h
+                continue
+            requests += 1
+            key = ev["key"]
+            if key in od:
+                move(key)
+                hits += 1
+                continue
+            if len(od) >= size:
+                victim = pop(False)[0]
+                if self.on_evict is not None:
+                    self.on_evict(victim)
+            od[key] = None
+        return requests, hits
+
     def __contains__(self, key: Hashable) -> bool:
         return key in self.od
 
@@ -58,6 +83,29 @@ class FIFO(CachePolicy):
                 self.on_evict(victim)
         od[key] = None
         return False
+
+    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
+        """``access`` inlined for runs of ``ref`` events (the 1M requests/s target)."""
+        od, size, pop = self.od, self.size, self.od.popitem
+        hits = requests = 0
+        for k in range(lo, hi):
+            ev = events[k]
+            if ev["kind"] != "ref":
+                r, h = CachePolicy.serve(self, events, k, k + 1)
+                requests += r
+                hits += h
+                continue
+            requests += 1
+            key = ev["key"]
+            if key in od:
+                hits += 1
+                continue
+            if len(od) >= size:
+                victim = pop(False)[0]
+                if self.on_evict is not None:
+                    self.on_evict(victim)
+            od[key] = None
+        return requests, hits
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self.od
@@ -176,6 +224,43 @@ class Clock(CachePolicy):
         self.ref[slot] = 0
         where[key] = slot
         return False
+
+    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
+        """``access`` inlined for runs of ``ref`` events (the 1M requests/s target)."""
+        where, ref, keys, size = self.where, self.ref, self.keys, self.size
+        hits = requests = 0
+        for k in range(lo, hi):
+            ev = events[k]
+            if ev["kind"] != "ref":
+                r, h = CachePolicy.serve(self, events, k, k + 1)
+                requests += r
+                hits += h
+                continue
+            requests += 1
+            key = ev["key"]
+            slot = where.get(key)
+            if slot is not None:
+                ref[slot] = 1
+                hits += 1
+                continue
+            slot = len(where)
+            if slot >= size:
+                hand = self.hand
+                while ref[hand]:
+                    ref[hand] = 0
+                    hand += 1
+                    if hand == size:
+                        hand = 0
+                slot = hand
+                victim = keys[slot]
+                del where[victim]
+                self.hand = hand + 1 if hand + 1 < size else 0
+                if self.on_evict is not None:
+                    self.on_evict(victim)
+            keys[slot] = key
+            ref[slot] = 0
+            where[key] = slot
+        return requests, hits
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self.where

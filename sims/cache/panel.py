@@ -10,22 +10,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator
 from typing import Any
 
-from sims.cache.base import CachePolicy
+from sims.cache.base import CachePolicy, scan_keys
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
-
-MAX_SCAN = 1_000_000  # keys in one scan event
-
-
-def scan_keys(ev: dict) -> range:
-    """The keys of a scan event, validated: the event carries everything needed."""
-    start, length = ev.get("start"), ev.get("length")
-    for name, v in (("start", start), ("length", length)):
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError(f"scan event at t={ev.get('t')}: field {name!r} must be an integer, got {v!r}")
-    if not 0 <= length <= MAX_SCAN:
-        raise ValueError(f"scan event at t={ev.get('t')}: length must be in [0, {MAX_SCAN}], got {length}")
-    return range(start, start + length)
 
 
 def references(events: list[dict]) -> Iterator[Hashable]:
@@ -48,22 +35,9 @@ class CachePanel(Panel):
         self.hits = 0
 
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
-        access = self.cache.access
-        hits = requests = 0
-        for k in range(lo, hi):
-            ev = events[k]
-            kind = ev["kind"]
-            if kind == "ref":
-                requests += 1
-                if access(ev["key"]):
-                    hits += 1
-            elif kind == "scan":
-                for key in scan_keys(ev):
-                    requests += 1
-                    if access(key):
-                        hits += 1
-        self.hits += hits
+        requests, hits = self.cache.serve(events, lo, hi)
         self.requests += requests
+        self.hits += hits
 
     def on_event(self, ev: dict) -> None:
         self.feed([ev], 0, 1, ev["t"])

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from sims.cache.base import CachePolicy
-from sims.cache.panel import scan_keys
+from sims.cache.base import CachePolicy, scan_keys
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
 from sims.core.registry import Param, get_policy, register_policy
