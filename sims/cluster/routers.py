@@ -189,15 +189,23 @@ class ApproxPrefix(Router):
         "balance_abs_threshold": Param(int, 64, "imbalance needs max - min in-flight above this"),
         "balance_rel_threshold": Param(float, 1.5, "... and max above this multiple of min"),
         "max_tree_tokens": Param(int, 1 << 24, "tokens each worker's tree may hold before LRU eviction"),
+        "router_replicas": Param(int, 1, "router processes, each learning only from what it routed"),
     }
 
     def __init__(self, n, params, rng):
         super().__init__(n, params, rng)
-        self.trees = [RadixTree(params["max_tree_tokens"]) for _ in range(n)]
+        if params["router_replicas"] < 1:
+            raise ValueError(f"router_replicas must be >= 1, got {params['router_replicas']!r}")
+        self.views = [
+            [RadixTree(params["max_tree_tokens"]) for _ in range(n)] for _ in range(params["router_replicas"])
+        ]
+        self.trees = self.views[0]
         self.decisions = {"balance": 0, "match": 0, "smallest_tree": 0}
 
     def route(self, t, req, hashes, loads):
         p = self.params
+        if len(self.views) > 1:
+            self.trees = self.views[self.rng.randrange(len(self.views))]
         inflight = [x.in_flight for x in loads]
         hi, lo = max(inflight), min(inflight)
         if hi - lo > p["balance_abs_threshold"] and hi > p["balance_rel_threshold"] * lo:
@@ -239,7 +247,7 @@ class PrecisePrefix(Router):
         "kv_weight": _WEIGHT,
         "queue_weight": _WEIGHT,
         "affinity_threshold": Param(float, 0.5, "prefix score a pod needs to pass the affinity filter"),
-        "max_waiting": Param(int, 8, "queued requests at which an affine pod counts as overloaded"),
+        "max_waiting": Param(int, 64, "queued requests at which an affine pod counts as overloaded"),
         "event_delay": Param(float, 0.01, "seconds a KV event takes to reach the router's index"),
     }
     needs_hashes = True

@@ -2,8 +2,10 @@
 
 ``groups`` groups of ``prompts_per_group`` prompts; every prompt of a group starts with the
 group's ``prefix_len``-token shared prefix and ends with its own ``question_len``-token question
-(inference-perf's ``shared_prefix`` data). Each arrival picks a group and a prompt uniformly, or
-the viral group 0 with probability ``hot_frac``. Arrivals are Poisson, with a load ladder.
+(inference-perf's ``shared_prefix`` data). Like inference-perf, the prompts are shuffled once and
+then sent in that order, cycling (``order = "cycle"``); ``order = "random"`` draws each arrival's
+prompt uniformly instead. With ``hot_frac`` an arrival goes to the viral group 0 instead.
+Arrivals are Poisson, with a load ladder.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from sims.workloads.llm import arrivals
     prefix_len=Param(int, 6000, "tokens of each group's shared prefix"),
     question_len=Param(int, 1200, "tokens of each prompt's own question"),
     output_len=Param(int, 1000, "output tokens per request"),
+    order=Param(
+        str, "cycle", "cycle: a shuffled list of every prompt, sent in order and repeated; random: uniform draws"
+    ),
     hot_frac=Param(float, 0.0, "fraction of requests sent to group 0, the viral prefix"),
     chars_per_token=Param(float, 4.0, "prompt characters per token"),
 )
@@ -38,14 +43,19 @@ def shared_prefix(params: dict, rng: Random, duration: float) -> Iterator[dict]:
         raise ValueError(f"workload.prefix_len: expected >= 0, got {p['prefix_len']!r}")
     if not 0.0 <= p["hot_frac"] <= 1.0:
         raise ValueError(f"workload.hot_frac: expected a fraction in [0, 1], got {p['hot_frac']!r}")
+    if p["order"] not in ("cycle", "random"):
+        raise ValueError(f"workload.order: expected 'cycle' or 'random', got {p['order']!r}")
     prompt = p["prefix_len"] + p["question_len"]
     out = p["output_len"]
+    deck = [(g, q) for g in range(p["groups"]) for q in range(p["prompts_per_group"])]
+    rng.shuffle(deck)
     for i, t in enumerate(arrivals(rng, p["rate"], p["ladder"], duration)):
+        if p["order"] == "cycle":
+            g, q = deck[i % len(deck)]
+        else:
+            g, q = rng.randrange(p["groups"]), rng.randrange(p["prompts_per_group"])
         if p["hot_frac"] > 0.0 and rng.random() < p["hot_frac"]:
             g = 0
-        else:
-            g = rng.randrange(p["groups"])
-        q = rng.randrange(p["prompts_per_group"])
         segments = [[f"g{g}", p["prefix_len"]], [f"g{g}q{q}", p["question_len"]]]
         if not p["prefix_len"]:
             segments = segments[1:]

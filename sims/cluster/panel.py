@@ -1,0 +1,156 @@
+"""The cluster panel: N engine replicas behind one router.
+
+At each request's arrival every replica is advanced to that instant, the router reads their
+load (and, for llm-d's scheduler, the KV events that have reached it by then), and the request
+is submitted to the replica it picks. Replicas do not interact between arrivals, so advancing
+each one to the next arrival in turn is exact.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from sims.cluster.kvindex import BusTap
+from sims.cluster.routers import PodLoad, Router
+from sims.core.metrics import ratio
+from sims.core.panel import Panel, PanelContext
+from sims.core.registry import get_policy
+from sims.engine.blocks import block_hashes
+from sims.engine.config import EngineConfig
+from sims.engine.engine import Engine
+from sims.engine.metrics import Accumulator, EngineStats
+
+_HASHES: dict[tuple, list[int]] = {}  # (block size, prompt segments) -> block hashes: a pure memo
+_HASHES_MAX = 50_000
+
+
+def prompt_hashes(segments: list, block_size: int) -> list[int]:
+    """``block_hashes`` of a prompt, memoised: benchmark prompts repeat, and hashing is the
+    costliest part of a prefix-aware routing decision."""
+    key = (block_size, *(tuple(s) for s in segments))
+    hashes = _HASHES.get(key)
+    if hashes is None:
+        if len(_HASHES) >= _HASHES_MAX:
+            _HASHES.clear()
+        hashes = _HASHES[key] = block_hashes(segments, block_size)
+    return hashes
+
+
+# Means depend on the order their floats are summed, which would differ between a run in one
+# go and the browser's frame-by-frame run; every other metric here is order-free.
+_ORDER_DEPENDENT = ("ttft_mean", "e2e_mean")
+
+
+class ClusterPanel(Panel):
+    topic = "cluster"
+
+    def __init__(self, name: str, params: dict, ctx: PanelContext, policy: str) -> None:
+        super().__init__(name, params, ctx)
+        n = params["replicas"]
+        if n < 1:
+            raise ValueError(f"replicas must be >= 1, got {n!r}")
+        cls = get_policy("cluster", policy)
+        self.router: Router = cls(n, {k: params[k] for k in cls.PARAMS}, ctx.rng("router"))
+        self.config = EngineConfig.from_params(params)
+        self.engines = [Engine(self.config, rng=ctx.rng(f"replica:{i}")) for i in range(n)]
+        self.block_size = self.engines[0].block_size
+        self._wire()
+        self.routed = [0] * n  # requests sent to each replica
+        self.peak_waiting = 0  # the longest queue any replica had at an arrival
+        self.t = 0.0
+        self._acc = Accumulator()  # completed requests of every replica
+        self._taken = [0] * n  # records of replica i already in _acc
+
+    def _wire(self) -> None:
+        """Point each replica's KV events at the router's bus (llm-d's precise scheduler)."""
+        if self.router.needs_kv_events:
+            for i, e in enumerate(self.engines):
+                e.kv_listener = BusTap(self.router.bus, i)
+
+    def __deepcopy__(self, memo: dict) -> ClusterPanel:
+        # the engines' listeners are closures, which deepcopy shares: re-wire the copy's own
+        new = self.__class__.__new__(self.__class__)
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            setattr(new, key, copy.deepcopy(value, memo))
+        new._wire()
+        return new
+
+    def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
+        engines = self.engines
+        router = self.router
+        needs_hashes = router.needs_hashes
+        bs = self.block_size
+        for k in range(lo, hi):
+            ev = events[k]
+            if ev["kind"] != "request":
+                continue
+            t = ev["t"]
+            loads = []
+            for e in engines:
+                e.advance(t)
+                loads.append(PodLoad(e.num_waiting, e.num_running, e.outstanding_tokens, e.kv_usage))
+            w = max(x.waiting for x in loads)
+            if w > self.peak_waiting:
+                self.peak_waiting = w
+            hashes = prompt_hashes(ev["segments"], bs) if needs_hashes else []
+            i = router.route(t, ev, hashes, loads)
+            self.routed[i] += 1
+            engines[i].submit(ev, t)
+        for e in engines:
+            e.advance(until)
+        self.t = until
+
+    def on_event(self, ev: dict) -> None:
+        self.feed([ev], 0, 1, ev["t"])
+
+    def advance(self, until: float) -> None:
+        for e in self.engines:
+            e.advance(until)
+        self.t = until
+
+    def next_time(self) -> float | None:
+        times = [t for t in (e.next_time() for e in self.engines) if t is not None]
+        return min(times) if times else None
+
+    def metrics(self) -> dict[str, float]:
+        acc = self._acc
+        stats = EngineStats()
+        for i, e in enumerate(self.engines):
+            recs = e.records
+            for k in range(self._taken[i], len(recs)):
+                acc.add(recs[k])
+            self._taken[i] = len(recs)
+            stats = stats.merge(e.stats)
+        m = acc.result(self.t, stats)
+        for key in _ORDER_DEPENDENT:
+            m.pop(key, None)
+        routed = self.routed
+        m["load_imbalance"] = ratio(max(routed) * len(routed), sum(routed))  # 1 = perfectly even
+        m["peak_waiting"] = self.peak_waiting
+        return m
+
+    def view(self) -> dict[str, Any]:
+        """Each replica's load and cache occupancy, and what the router knows."""
+        reps = []
+        for i, e in enumerate(self.engines):
+            cached = len(e.alloc.pool.cached) if e.paged else 0
+            reps.append(
+                {
+                    "waiting": e.num_waiting,
+                    "running": e.num_running,
+                    "outstanding_tokens": e.outstanding_tokens,
+                    "kv_usage": e.kv_usage,
+                    "cached_blocks": cached,
+                    "cache_occupancy": ratio(cached, e.num_blocks),
+                    "routed": self.routed[i],
+                }
+            )
+        return {"kind": "cluster", "router": self.router.policy_name, "replicas": reps, "state": self.router.state()}
+
+    def check_invariants(self) -> None:
+        for e in self.engines:
+            e.check_invariants()
+        self.router.check_invariants()
+        assert sum(self.routed) == sum(e.submitted for e in self.engines), "a request went missing"
