@@ -23,6 +23,7 @@ PANEL_PARAMS = {
     "max_num_batched_tokens": Param(int, 8192, "token budget per engine step"),
     "eviction": Param(str, "lru", "prefix-cache eviction in each replica: lru | cost_aware"),
     "prefix_caching": Param(bool, True, "replicas share hashed full blocks"),
+    "max_model_len": Param(int, 0, "longest prompt + output a replica accepts; 0 = the model's"),
     # read by routers that listen to KV events (precise_prefix); shared so a slider can set it
     "event_delay": routers.PrecisePrefix.PARAMS["event_delay"],
 }
