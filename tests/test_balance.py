@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -70,6 +72,8 @@ def test_snapshot_at_t_equals_a_run_to_t_with_a_kill():
         assert sc.metrics() == Scenario(p, duration=t).run().metrics()
         sc.check_invariants()
     assert any(m["rerouted"] > 0 for m in sc.metrics().values())
+    views = json.loads(json.dumps(sc.views()))
+    assert views["ewma"]["servers"][0]["alive"] is False
 
 
 # -- properties ----------------------------------------------------------------------------------
@@ -104,7 +108,7 @@ def test_every_request_reaches_a_live_server_and_none_is_lost(evs, stale):
                 if b > a:
                     assert panel.alive[s], f"{policy} routed to dead server {s}"
             panel.check_invariants()
-        panel.advance(t + 1000.0)
+        panel.advance(1e300)  # repeated 10x slowdowns make some jobs very long
         panel.check_invariants()
         m = panel.metrics()
         assert m["requests"] == m["completed"] + m["dropped"]  # all finished or had nowhere to go

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from math import ceil
 
 import pytest
@@ -59,6 +60,8 @@ def test_snapshot_at_t_equals_a_run_to_t_across_a_membership_change():
         sc.advance(t)
         assert sc.metrics() == Scenario(p, duration=t).run().metrics()
     sc.check_invariants()
+    views = json.loads(json.dumps(sc.views()))
+    assert views["bounded_load"]["members"][0]["name"] == "n0" and views["ring"]["ring"]
 
 
 # -- properties ----------------------------------------------------------------------------------

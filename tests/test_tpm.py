@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import deque
 
 import pytest
@@ -101,40 +102,41 @@ def _stream(reqs):
 @settings(max_examples=25, deadline=None)
 @given(
     reqs=st.lists(_REQ, min_size=1, max_size=60),
-    policy=st.sampled_from(TPM_POLICIES),
     client=st.sampled_from(CLIENTS),
     rpm=st.sampled_from([0, 5, 20]),
     count_rejected=st.booleans(),
 )
-def test_every_attempt_is_admitted_rejected_or_retried_exactly_once(reqs, policy, client, rpm, count_rejected):
-    params = {
-        "tpm": 8000,
-        "rpm": rpm,
-        "window": 10.0,
-        "client": client,
-        "max_retries": 4,
-        "count_rejected": count_rejected,
-        "decode_tps": 100.0,
-    }
-    if policy == "tpm_shared":
-        params |= {"workers": 3, "sync": 2.0}
-    panel = _panel(policy, **params)
+def test_every_attempt_is_admitted_rejected_or_retried_exactly_once(reqs, client, rpm, count_rejected):
     events = _stream(reqs)
-    for ev in events:
-        panel.advance(ev["t"])
-        panel.on_event(ev)
+    for policy in TPM_POLICIES:
+        params = {
+            "tpm": 8000,
+            "rpm": rpm,
+            "window": 10.0,
+            "client": client,
+            "max_retries": 4,
+            "count_rejected": count_rejected,
+            "decode_tps": 100.0,
+        }
+        if policy == "tpm_shared":
+            params |= {"workers": 3, "sync": 2.0}
+        panel = _panel(policy, **params)
+        for ev in events:
+            panel.advance(ev["t"])
+            panel.on_event(ev)
+            panel.check_invariants()
+        panel.advance(events[-1]["t"] + 10_000.0)  # every retry and response finishes
         panel.check_invariants()
-    panel.advance(events[-1]["t"] + 10_000.0)  # every retry and response finishes
-    panel.check_invariants()
-    m = panel.metrics()
-    assert m["requests"] == len(events) == m["accepted"] + m["rejected"]
-    assert m["attempts"] == m["accepted"] + m["rejected"] + m["retries"]
-    assert m["in_flight"] == 0 and m["waiting"] == 0
-    assert m["tokens_used"] == m["tokens_admitted"]
-    if policy in ("tpm_reserve", "tpm_estimate"):
-        assert m["peak_counter"] <= 8000
-    if policy == "tpm_reserve":
-        assert m["overshoot"] == 0  # a reservation covers the actual usage
+        m = panel.metrics()
+        assert m["requests"] == len(events) == m["accepted"] + m["rejected"]
+        assert m["attempts"] == m["accepted"] + m["rejected"] + m["retries"]
+        assert m["in_flight"] == 0 and m["waiting"] == 0
+        assert m["tokens_used"] == m["tokens_admitted"]
+        if policy in ("tpm_reserve", "tpm_estimate"):
+            assert m["peak_counter"] <= 8000
+        if policy == "tpm_reserve":
+            assert m["overshoot"] == 0  # a reservation covers the actual usage
+        json.dumps(panel.view())
 
 
 def test_snapshot_at_t_equals_a_run_to_t():

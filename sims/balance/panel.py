@@ -119,21 +119,48 @@ class BalancePanel(Panel):
         heap = self._heap
         route = self._route
         run = self._run
+        pick, stale, live, alive = self.pick, self.stale, self.live, self.alive
+        active, routed, cur, speed, version, queue = (
+            self.active,
+            self.routed,
+            self.cur,
+            self.speed,
+            self.version,
+            self.queue,
+        )
         for k in range(lo, hi):
             ev = events[k]
             t = ev["t"]
             if heap and heap[0][0] <= t:
                 run(t)
             kind = ev["kind"]
-            if kind == "request":
+            if kind == "request":  # self._route(t, t, size), written out for the common case
                 self.requests += 1
-                route(t, t, ev["size"])
+                if stale or not live or live is not self.live:
+                    route(t, t, ev["size"])
+                    live = self.live
+                    continue
+                s = pick(live, active, t)
+                if not alive[s]:
+                    raise AssertionError(f"{self.policy_name} routed to dead server {s}")
+                routed[s] += 1
+                a = active[s] = active[s] + 1
+                if a > self.max_queue:
+                    self.max_queue = a
+                if cur[s] is None:
+                    done = t + ev["size"] / speed[s]
+                    cur[s] = (t, ev["size"], t, done)
+                    heappush(heap, (done, self._seq, s, version[s]))
+                    self._seq += 1
+                else:
+                    queue[s].append((t, ev["size"]))
             elif kind == "burst":  # a "send a burst" action
                 for _ in range(ev.get("count", 1)):
                     self.requests += 1
                     route(t, t, ev.get("size", 0.05))
             elif kind in ("kill_server", "revive_server", "slow_server"):
                 self._server_event(t, ev)
+                live = self.live
         run(until)
 
     def advance(self, until: float) -> None:

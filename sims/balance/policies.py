@@ -8,6 +8,7 @@ balancer believes in (outstanding requests per server, possibly stale) and retur
 
 from __future__ import annotations
 
+from operator import add, mul
 from random import Random
 
 from sims.core.registry import Param, register_policy
@@ -102,6 +103,9 @@ class PowerOfTwo(Policy):
         return b if load[b] < load[a] else a
 
 
+_UNMEASURED = 1e-9  # the estimate of a server never measured: almost free, so it gets tried
+
+
 @register_policy("balance", "ewma")
 class PeakEwma(Policy):
     """Finagle/Linkerd peak EWMA: cost = latency estimate x (outstanding + 1), lowest wins. A
@@ -117,18 +121,21 @@ class PeakEwma(Policy):
         if not tau > 0:
             raise ValueError(f"ewma needs tau > 0, got {tau!r}")
         self.tau = tau
-        self.est = [0.0] * len(speeds)  # latency estimate per server, seconds
+        self.est = [_UNMEASURED] * len(speeds)  # latency estimate per server, seconds
+        self._ones = [1] * len(speeds)
         self.stamp = [0.0] * len(speeds)  # when est was last updated
         self.next_sweep = 0.0
 
     def pick(self, live: list[int], load: list[int], t: float) -> int:
-        est = self.est
         if t >= self.next_sweep:
             self._sweep(t)
-        best = live[0]
-        best_cost = (est[best] or 1e-9) * (load[best] + 1)
+        est = self.est
+        if len(live) == len(est):  # every server is up: costs in C, first minimum wins
+            costs = list(map(mul, est, map(add, load, self._ones)))
+            return costs.index(min(costs))
+        best, best_cost = live[0], est[live[0]] * (load[live[0]] + 1)
         for s in live:
-            cost = (est[s] or 1e-9) * (load[s] + 1)  # an unmeasured server costs almost nothing
+            cost = est[s] * (load[s] + 1)
             if cost < best_cost:
                 best, best_cost = s, cost
         return best
@@ -138,7 +145,7 @@ class PeakEwma(Policy):
         tried again; runs every tau / 4 seconds rather than on every pick."""
         tau = self.tau
         for s, stamp in enumerate(self.stamp):
-            if t - stamp > tau and self.est[s]:
+            if t - stamp > tau and self.est[s] > _UNMEASURED:
                 self.est[s] *= tau / (tau + t - stamp)
                 self.stamp[s] = t
         self.next_sweep = t + tau / 4

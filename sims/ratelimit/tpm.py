@@ -442,34 +442,38 @@ class TpmShared(TpmPanel):
 
     def _admit(self, t: float, ev: dict) -> object | None:
         w = self.next_worker
-        self.next_worker = (w + 1) % self.n
+        self.next_worker = w + 1 if w + 1 < self.n else 0
         c = self.counter
-        if self.sync == 0:
-            c.expire(t)
+        c.expire(t)  # the truth's window, for the exact mode and for peak_counter
+        rpm = self.rpm
+        if rpm:
             self.reqlog.expire(t)
+        if self.sync == 0:
             tokens, reqs = c.total, len(self.reqlog.times)
         else:
             tokens = self.seen_tokens[w] + self.local_tokens[w]
             reqs = self.seen_reqs[w] + self.local_reqs[w]
         cost = ev["prompt_len"] + ev["max_tokens"]
-        if self.rpm and reqs >= self.rpm:
+        tpm = self.tpm
+        if rpm and reqs >= rpm:
             self._why = "rpm"
             return None
-        if cost > self.tpm:
+        if cost > tpm:
             self._why = "never"
             return None
-        if tokens + cost > self.tpm:
+        if tokens + cost > tpm:
             self._why = "tpm"
             return None
         self.local_tokens[w] += cost
         self.local_reqs[w] += 1
-        c.expire(t)
-        self.reqlog.expire(t)
-        self.reqlog.times.append(t)
+        if rpm:
+            self.reqlog.times.append(t)
         self.tokens_charged += cost
-        e = c.add(t, cost)
-        if c.total > self.peak_counter:
-            self.peak_counter = c.total
+        e = [t, cost, True]  # c.add(t, cost)
+        c.log.append(e)
+        total = c.total = c.total + cost
+        if total > self.peak_counter:
+            self.peak_counter = total
         return e
 
     def _complete(self, t: float, handle: object, actual: int) -> None:
