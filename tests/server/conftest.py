@@ -1,7 +1,7 @@
 """Fixtures: real ``contention serve`` processes on 127.0.0.1.
 
 ``main_server`` (one per session) has two workers, a queue of two and a 300,000-event bound;
-``tight_server`` has one worker, a 1 KB body limit and a 0.3 s run timeout.
+``tight_server`` has one worker, a 1 KB body limit and a 2 s run timeout.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ TIGHT_ENV = {
     "CONTENTION_WORKERS": "1",
     "CONTENTION_QUEUE": "1",
     "CONTENTION_MAX_BODY_BYTES": "1024",
-    "CONTENTION_RUN_TIMEOUT": "0.3",
-    "CONTENTION_MAX_DURATION": "1000000",
+    "CONTENTION_RUN_TIMEOUT": "2",
+    "CONTENTION_MAX_DURATION": "10000000",
     "CONTENTION_MAX_EVENTS": "100000000",
 }
 

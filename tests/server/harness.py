@@ -36,10 +36,10 @@ class Server:
         """The server's worker processes (children started by multiprocessing), from /proc."""
         path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
         children = [int(p) for p in path.read_text().split()] if path.exists() else []
-        return [pid for pid in children if b"spawn_main" in _cmdline(pid)]  # not the resource tracker
+        return [pid for pid in children if b"spawn_main" in cmdline(pid)]  # not the resource tracker
 
 
-def _cmdline(pid: int) -> bytes:
+def cmdline(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
