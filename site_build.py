@@ -33,9 +33,7 @@ Progress = Callable[[str, float], None]
 def python_files() -> list[Path]:
     """What goes into Pyodide: the simulations, the presets and the bridge (no CLI edges)."""
     files = sorted(
-        p
-        for p in (ROOT / "sims").rglob("*")
-        if p.suffix in (".py", ".toml", ".json") and "__pycache__" not in p.parts
+        p for p in (ROOT / "sims").rglob("*") if p.suffix in (".py", ".toml", ".json") and "__pycache__" not in p.parts
     )
     files += sorted((ROOT / "presets").glob("*.toml"))
     bridge = ROOT / "web" / "bridge.py"
@@ -94,6 +92,7 @@ def preset_meta(preset, poster: list[str]) -> dict[str, Any]:
         "control_values": {c["target"]: _control_value(preset, c["target"]) for c in preset.controls},
         "actions": [{"label": a["label"], "kind": a["event"]["kind"]} for a in preset.actions],
         "charts": session.charts,
+        "key_metrics": sorted(set(bridge.key_metrics(preset)) | set(session.charts)),
         "poster": [json.loads(f) for f in poster],
     }
 
@@ -190,17 +189,25 @@ def build(out: Path, progress: Progress | None = None) -> Path:
             poster = bridge.poster(p.name, POSTER_SECONDS, POSTER_BYTES)
             meta = preset_meta(p, poster)
         except Exception as exc:  # a broken preset gets a page that says so; the rest still build
-            meta = {"name": p.name, "topic": p.topic, "title": p.title, "watch_for": p.watch_for,
-                    "description": p.description, "seed": p.seed, "duration": p.duration,
-                    "panels": [{"name": s.name, "policy": s.policy} for s in p.panels],
-                    "controls": [], "actions": [], "charts": [], "poster": [],
-                    "build_error": f"{type(exc).__name__}: {exc}"}
+            meta = {
+                "name": p.name,
+                "topic": p.topic,
+                "title": p.title,
+                "watch_for": p.watch_for,
+                "description": p.description,
+                "seed": p.seed,
+                "duration": p.duration,
+                "panels": [{"name": s.name, "policy": s.policy} for s in p.panels],
+                "controls": [],
+                "actions": [],
+                "charts": [],
+                "poster": [],
+                "build_error": f"{type(exc).__name__}: {exc}",
+            }
         metas[p.name] = meta
         (out / "static" / "presets").mkdir(parents=True, exist_ok=True)
         (out / "static" / "presets" / f"{p.name}.json").write_text(json.dumps(meta, separators=(",", ":")))
-        page = env.get_template("play.html").render(
-            root="../../", preset=p, meta=meta, api_client=api_client, **common
-        )
+        page = env.get_template("play.html").render(root="../../", preset=p, meta=meta, api_client=api_client, **common)
         _write(out / "play" / p.name / "index.html", page)
 
     report("writing topic pages", 0.8)
@@ -224,13 +231,22 @@ def build(out: Path, progress: Progress | None = None) -> Path:
         except ValueError:
             implemented = []
         page = env.get_template("topic.html").render(
-            root="../../", topic=topic, text=text, presets=by_topic.get(topic, []),
-            quizzes=quizzes, implemented=implemented, **common,
+            root="../../",
+            topic=topic,
+            text=text,
+            presets=by_topic.get(topic, []),
+            quizzes=quizzes,
+            implemented=implemented,
+            **common,
         )
         _write(out / "topics" / topic / "index.html", page)
 
-    _write(out / "index.html", env.get_template("index.html").render(
-        root="", translation=content["translation"], presets=all_presets, **common))
+    _write(
+        out / "index.html",
+        env.get_template("index.html").render(
+            root="", translation=content["translation"], presets=all_presets, **common
+        ),
+    )
     (out / "static" / "presets" / "index.json").write_text(json.dumps(sorted(metas)))
     report("done", 1.0)
     return out

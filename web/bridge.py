@@ -28,6 +28,41 @@ CHART_METRICS: dict[str, tuple[str, ...]] = {
     "engine": ("ttft_p90", "throughput_tok_s", "kv_utilization", "avg_batch_size"),
     "cluster": ("ttft_p90", "throughput_tok_s", "prefix_hit_rate", "kv_utilization"),
 }
+# The metrics a panel shows up front (DESIGN.md's names per topic); the rest fold under "more".
+KEY_METRICS: dict[str, tuple[str, ...]] = {
+    "alloc": ("requests", "failed", "fail_rate", "utilization", "external_frag", "internal_frag", "peak_used"),
+    "paging": ("refs", "faults", "hits", "fault_rate"),
+    "cache": ("requests", "hits", "misses", "hit_ratio", "backend_writes", "dirty_at_risk"),
+    "ratelimit": (
+        "requests",
+        "accepted",
+        "rejected",
+        "reject_rate",
+        "max_in_any_window",
+        "tokens_admitted",
+        "tokens_used",
+        "false_rejects",
+        "overshoot",
+    ),
+    "balance": ("requests", "p50_latency", "p99_latency", "max_queue", "imbalance"),
+    "hashing": ("remapped_fraction", "max_load_ratio", "nodes", "keys"),
+    "engine": (
+        "completed",
+        "ttft_p50",
+        "ttft_p90",
+        "ttft_p99",
+        "tpot_p50",
+        "tpot_p99",
+        "e2e_p50",
+        "e2e_p90",
+        "throughput_tok_s",
+        "avg_batch_size",
+        "kv_utilization",
+        "preemptions",
+        "prefix_hit_rate",
+    ),
+}
+KEY_METRICS["cluster"] = KEY_METRICS["engine"]
 MAX_CHARTS = 3
 CHECKPOINTS = (3, 20)  # per run, fewer when a checkpoint (a deep copy of the panels) is costly
 CHECKPOINT_BUDGET_S = 0.4  # wall seconds of copying per run we accept for cheap seeks back
@@ -44,6 +79,11 @@ def chart_metrics(preset: presets.Preset, metrics: dict[str, dict[str, float]]) 
     if not chosen:
         chosen = [m for m in have if m not in ("requests",)] or have
     return chosen[:MAX_CHARTS]
+
+
+def key_metrics(preset: presets.Preset) -> list[str]:
+    """The preset's ``site.metrics``, else the topic's DESIGN.md names, plus the charted ones."""
+    return list(preset.site.get("metrics") or KEY_METRICS.get(preset.topic, ()))
 
 
 def _finite(obj: Any) -> Any:
@@ -147,8 +187,7 @@ class Session:
             panels[name] = entry
         keep = min(self.sent, len(sc.series))
         rows = [
-            [s["t"], {n: [m.get(c) for c in self.charts] for n, m in s["panels"].items()}]
-            for s in sc.series[keep:]
+            [s["t"], {n: [m.get(c) for c in self.charts] for n, m in s["panels"].items()}] for s in sc.series[keep:]
         ]
         self.sent = len(sc.series)
         return {"t": sc.t, "panels": panels, "series": {"from": keep, "rows": rows}}
@@ -162,6 +201,7 @@ class Session:
             "duration": self.sc.duration,
             "panels": [{"name": s.name, "policy": s.policy} for s in self.sc.preset.panels],
             "charts": self.charts,
+            "key_metrics": key_metrics(self.base),
             "actions": self.injected,
         }
 

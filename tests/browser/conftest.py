@@ -7,7 +7,6 @@ so a test can assert that the site never reached outside.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 from urllib.parse import urlparse
@@ -102,13 +101,9 @@ def wait_live(page, timeout: int = LIVE_TIMEOUT_MS) -> None:
 
 def sim_eval(page, js: str, arg=None):
     """Evaluate ``js`` (an async function body taking ``sim`` and ``arg``) on the page's element."""
-    return page.evaluate(
-        f"async ([arg]) => {{ const sim = document.querySelector('contention-sim'); {js} }}", [arg]
-    )
+    return page.evaluate(f"async ([arg]) => {{ const sim = document.querySelector('contention-sim'); {js} }}", [arg])
 
 
 def screenshot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-

@@ -149,7 +149,10 @@ def test_a_link_reproduces_the_exact_moment(page, server):
     page.goto(url)
     wait_live(page)
     assert sim_eval(page, "return await sim.snapshot();") == after
-    assert after["panels"]["sliding_log"]["requests"] > expected("ratelimit-burst", 8, 20, ["sliding_log"])["sliding_log"]["requests"]
+    assert (
+        after["panels"]["sliding_log"]["requests"]
+        > expected("ratelimit-burst", 8, 20, ["sliding_log"])["sliding_log"]["requests"]
+    )
 
 
 def test_a_parameter_control_restarts_deterministically(page, server):
@@ -174,7 +177,9 @@ def test_a_tampered_poster_shows_a_visible_handover_error(context, server):
     def tamper(route):
         resp = route.fetch()
         body = resp.text()
-        start = body.index('data-contention-preset="ratelimit-burst">') + len('data-contention-preset="ratelimit-burst">')
+        start = body.index('data-contention-preset="ratelimit-burst">') + len(
+            'data-contention-preset="ratelimit-burst">'
+        )
         end = body.index("</script>", start)
         meta = json.loads(body[start:end])
         for frame in meta["poster"]:
@@ -196,6 +201,7 @@ def test_bad_input_shows_a_readable_message_and_the_page_keeps_working(page, ser
     assert s["state"] == "error" and "unknown panel" in s["error"], s
     assert page.locator(".cs-panel-error, .cs-status.cs-error").first.is_visible()
     page.click("[data-copy-link]")  # the rest of the page still answers
+    page.goto("about:blank")
     # an override the preset rejects: the message names the field; fixing it recovers
     open_preset(page, server, "ratelimit-burst", "#o.workload.burst_count=abc")
     s = state(page)
@@ -234,7 +240,14 @@ def test_step_and_keyboard(page, server):
 def test_pages_render_and_topic_quizzes_reveal(browser, server, name):
     for scheme, viewport in (("light", {"width": 1280, "height": 900}), ("dark", {"width": 390, "height": 844})):
         ctx = browser.new_context(viewport=viewport, color_scheme=scheme)
-        ctx.route("**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url or r.request.url.startswith(("data:", "blob:")) else r.abort())
+        ctx.route(
+            "**/*",
+            lambda r: (
+                r.continue_()
+                if "127.0.0.1" in r.request.url or r.request.url.startswith(("data:", "blob:"))
+                else r.abort()
+            ),
+        )
         page = ctx.new_page()
         page.goto(server + ("" if name == "index" else f"topics/{name}/"))
         assert page.locator("h1").inner_text()

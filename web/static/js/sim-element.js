@@ -6,6 +6,7 @@
 import { sharedWorker } from "./worker-client.js";
 import { Channel, Clock, MAX_LEAD, speedFromSlider, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
 import { drawView, fmt } from "./render.js";
+import "./render-topics.js";
 import { Charts } from "./charts.js";
 
 const STATIC = new URL("../", import.meta.url);
@@ -55,7 +56,7 @@ export const parseActions = (text) =>
 export const formatActions = (a) => a.map(([i, t]) => `${i}@${t}`).join(",");
 
 const isRatio = (m) => /(rate|ratio|frag|utilization|fraction)$/.test(m);
-const isTime = (m) => /(latency|ttft|tpot|e2e)/.test(m);
+const isTime = (m) => /(latency|ttft|tpot|e2e|itl|_wait$)/.test(m);
 function formatMetric(name, v) {
   if (typeof v !== "number") return String(v ?? "–");
   if (isRatio(name) && v >= 0 && v <= 1) return `${(v * 100).toFixed(1)}%`;
@@ -453,12 +454,15 @@ export class ContentionSim extends HTMLElement {
     }
     const watch = m.watch_for && this.getAttribute("caption") !== "false" ? el("p", { class: "cs-watch" }, el("strong", { text: "Watch for: " }), m.watch_for) : "";
     const grid = el("div", { class: "cs-panels" });
+    this.keyMetrics = new Set(m.key_metrics || []);
     const dark = matchMedia("(prefers-color-scheme: dark)").matches;
     this.colors = dark ? DARK : LIGHT;
     for (const [k, name] of this.panelNames.entries()) {
       const spec = m.panels.find((p) => p.name === name);
       const canvas = el("canvas", { role: "img", "aria-label": `${name}: state of the ${spec.policy} policy` });
       const metrics = el("dl", { class: "cs-metrics" });
+      const moreList = el("dl", { class: "cs-metrics" });
+      const more = el("details", { class: "cs-more", hidden: true }, el("summary", { text: "more metrics" }), moreList);
       const error = el("p", { class: "cs-panel-error", role: "alert", hidden: true });
       const fig = el(
         "figure",
@@ -467,9 +471,10 @@ export class ContentionSim extends HTMLElement {
         el("div", { class: "cs-canvas" }, canvas),
         error,
         metrics,
+        more,
       );
       grid.append(fig);
-      ui.panels[name] = { canvas, metrics, error, cells: {}, w: 0, h: 0 };
+      ui.panels[name] = { canvas, metrics, more, moreList, error, cells: {}, w: 0, h: 0 };
     }
     const chartHost = el("div", { class: "cs-charts" });
     const wrap = el("div", { class: "cs", tabindex: "0", onkeydown: (e) => this.handleKey(e) }, ui.banner, watch, bar, extras, grid, chartHost);
@@ -576,7 +581,9 @@ export class ContentionSim extends HTMLElement {
         let cell = p.cells[k];
         if (!cell) {
           cell = p.cells[k] = el("dd");
-          p.metrics.append(el("div", {}, el("dt", { text: k.replaceAll("_", " ") }), cell));
+          const key = !this.keyMetrics.size || this.keyMetrics.has(k);
+          (key ? p.metrics : p.moreList).append(el("div", {}, el("dt", { text: k.replaceAll("_", " "), title: k }), cell));
+          if (!key) p.more.hidden = false;
         }
         const text = formatMetric(k, v);
         if (cell.textContent !== text) cell.textContent = text;
