@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import deque
 
 import pytest
 from hypothesis import given, settings
@@ -151,28 +150,3 @@ def test_bad_parameters_are_value_errors():
         _panel("tpm_reserve", client="sometimes")
     with pytest.raises(ValueError, match="workers"):
         _panel("tpm_shared", workers=0)
-
-
-# -- the classic token-bucket family never admits more than its bound ------------------------
-@settings(max_examples=40, deadline=None)
-@given(
-    gaps=st.lists(st.floats(0.0, 0.5), min_size=1, max_size=200),
-    policy=st.sampled_from(["token_bucket", "leaky_bucket", "fixed_window", "sliding_log", "sliding_counter"]),
-    span=st.sampled_from([0.5, 1.0, 2.5]),
-)
-def test_classic_limiters_never_admit_more_than_their_bound(gaps, policy, span):
-    cls = get_policy("ratelimit", policy)
-    lim = cls(rate=4.0, burst=3.0) if "bucket" in policy else cls(limit=3, window=1.0)
-    t, passed = 0.0, []
-    for g in gaps:
-        t += g
-        if lim.admit(t):
-            passed.append(lim.release_time(t))
-        lim.check_invariants()
-    passed.sort()
-    window: deque[float] = deque()
-    for x in passed:  # the most passes in any closed interval of length span
-        window.append(x)
-        while window[0] < x - span:
-            window.popleft()
-        assert len(window) <= lim.bound(span) + 1e-9, (policy, span, len(window))
