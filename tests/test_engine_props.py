@@ -27,8 +27,18 @@ def workloads(draw):
         segs = ([["sys", shared]] if shared and draw(st.booleans()) else []) + [[f"u{i}", user]]
         prompt = sum(s[1] for s in segs)
         out = draw(st.integers(1, 200))
-        reqs.append({"t": t, "kind": "request", "id": i, "prompt_len": prompt, "output_len": out,
-                     "max_tokens": draw(st.sampled_from([0, 50, 1000])), "tenant": i % 3, "segments": segs})
+        reqs.append(
+            {
+                "t": t,
+                "kind": "request",
+                "id": i,
+                "prompt_len": prompt,
+                "output_len": out,
+                "max_tokens": draw(st.sampled_from([0, 50, 1000])),
+                "tenant": i % 3,
+                "segments": segs,
+            }
+        )
     return reqs
 
 

@@ -9,44 +9,51 @@ which cached block is reused (evicted) next.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 from collections import OrderedDict
 
+from sims.core.rng import stable_hash64
+
 _ROOT = 0x6B765F726F6F7421  # the parent hash of block 0
+_M64 = 0xFFFFFFFFFFFFFFFF
 
 
-def _chain(parent: int, text: str) -> int:
-    digest = hashlib.sha256(parent.to_bytes(8, "big") + text.encode()).digest()
-    return int.from_bytes(digest[:8], "big")
+def _mix(x: int) -> int:
+    """splitmix64's finalizer: a bijection on 64-bit integers with full avalanche."""
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
 
 
 def block_hashes(segments: list, block_size: int, limit: int | None = None) -> list[int]:
     """One chained stable hash per FULL block of the token sequence described by ``segments``
-    (``[[content_id, tokens], ...]``): hash_i = H(hash_{i-1}, the (content_id, start, end) pieces
-    covering block i). A trailing partial block gets no hash. ``limit`` stops after that many."""
+    (``[[content_id, tokens], ...]``): hash_i folds hash_{i-1} with each (content_id, start, end)
+    piece covering block i (content ids through FNV-1a, folding through splitmix64; integers only,
+    so identical in every runtime). A trailing partial block gets no hash. ``limit`` stops after
+    that many blocks."""
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size!r}")
     out: list[int] = []
     if limit is not None and limit <= 0:
         return out
-    parent = _ROOT
-    pieces: list[str] = []
+    want = limit if limit is not None else -1
+    h = _ROOT
     filled = 0
+    B = block_size
     for seg in segments:
-        cid, n = seg[0], int(seg[1])
+        cid = stable_hash64(str(seg[0]))
+        n = int(seg[1])
         pos = 0
         while pos < n:
-            take = min(n - pos, block_size - filled)
-            pieces.append(f"{cid}:{pos}:{pos + take}")
+            take = n - pos if n - pos < B - filled else B - filled
+            h = _mix((h ^ cid) + (pos << 32) + pos + take)
             pos += take
             filled += take
-            if filled == block_size:
-                parent = _chain(parent, "|".join(pieces))
-                out.append(parent)
-                if limit is not None and len(out) >= limit:
+            if filled == B:
+                h = _mix(h + 0x9E3779B97F4A7C15)
+                out.append(h)
+                if len(out) == want:
                     return out
-                pieces = []
                 filled = 0
     return out
 
@@ -202,11 +209,22 @@ class BlockPool:
     def free(self, blocks: list[int], cost: float = 0.0) -> None:
         """Drop one reference on each block, tail first, so the tail is evicted before the head."""
         ref = self.ref
+        bh = self.block_hash
+        if type(self.free_q) is LRUFree:  # the hot path, inlined
+            od = self.free_q._q
+            for b in reversed(blocks):
+                r = ref[b] - 1
+                ref[b] = r
+                if r == 0:
+                    od[b] = None
+                    if bh[b] is None:
+                        od.move_to_end(b, last=False)
+            return
         push = self.free_q.push
         for b in reversed(blocks):
             ref[b] -= 1
             if ref[b] == 0:
-                push(b, self.block_hash[b] is not None, cost)
+                push(b, bh[b] is not None, cost)
 
     def cache(self, block: int, h: int) -> bool:
         """Register a full, computed block under hash ``h``. False if caching is off, the block

@@ -22,7 +22,7 @@ from bisect import bisect_left, insort
 from collections import deque
 from dataclasses import dataclass
 
-from sims.engine.blocks import block_hashes
+from sims.engine.blocks import LRUFree, block_hashes
 from sims.engine.config import EngineConfig
 from sims.engine.cost import cost_model
 from sims.engine.kv import make_allocator
@@ -328,9 +328,41 @@ class Engine:
     def _grow(self, grows: list, s: int) -> float:
         """Decode sequences whose next token needs a slot past their reservation."""
         extra = 0.0
-        grow = self.alloc.grow
+        alloc = self.alloc
+        grow = alloc.grow
+        cal = self._grow_cal
+        fast = self.paged and not alloc.kv_listener and type(alloc.pool.free_q) is LRUFree
+        if fast:  # paged + LRU: one block per boundary, inlined (the hot path of a busy engine)
+            pool = alloc.pool
+            od = pool.free_q._q
+            ref = pool.ref
+            bh = pool.block_hash
+            B = alloc.B
         for epoch, seq in grows:
             if epoch != seq.epoch:
+                continue
+            if fast and od:
+                b = od.popitem(last=False)[0]
+                if bh[b] is not None:
+                    del pool.cached[bh[b]]
+                    bh[b] = None
+                    pool.evictions += 1
+                ref[b] = 1
+                seq.blocks.append(b)
+                alloc.held += B
+                alloc.reserved_sum += B
+                r = seq.reserved = seq.reserved + B
+                if r < seq.final_len:
+                    step = seq.d0_step + r - seq.prompt_len - seq.d0_gen
+                    if step in cal:
+                        cal[step].append((epoch, seq))
+                    else:
+                        cal[step] = [(epoch, seq)]
+                continue
+            if self.paged and alloc.grow_one(seq):
+                if seq.reserved < seq.final_len:
+                    step = seq.d0_step + seq.reserved - seq.prompt_len - seq.d0_gen
+                    cal.setdefault(step, []).append((epoch, seq))
                 continue
             ctx = seq.prompt_len + seq.d0_gen + s - seq.d0_step
             while not grow(seq, ctx + 1):
@@ -497,7 +529,9 @@ class Engine:
 
     def _complete(self, seq: Seq) -> None:
         seq.generated = seq.output_len
-        self.alloc.release(seq, seq.final_len - 1, float(seq.final_len))
+        # output blocks are worth caching only if a later prompt can contain them (chat turns)
+        keep = seq.final_len - 1 if seq.out_cid[0] == "a" else seq.prompt_len
+        self.alloc.release(seq, keep, float(keep))
         seq.state = DONE
         self.records.append(
             Record(

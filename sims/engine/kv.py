@@ -215,6 +215,32 @@ class Paged(Allocator):
         self._set_reserved(seq, len(seq.blocks) * B)
         return True
 
+    def _set_reserved(self, seq, new: int) -> None:
+        self.reserved_sum += new - seq.reserved  # useful_sum is not used for paged memory
+        seq.reserved = new
+
+    def grow_one(self, seq) -> bool:
+        """One more block at the end of ``seq``'s table (the decode fast path)."""
+        pool = self.pool
+        q = pool.free_q
+        if not len(q):
+            return False
+        b = q.pop()
+        h = pool.block_hash[b]
+        if h is not None:
+            pool.block_hash[b] = None
+            del pool.cached[h]
+            pool.evictions += 1
+            if self.kv_listener:
+                self.kv_listener("removed", [h])
+        pool.ref[b] = 1
+        seq.blocks.append(b)
+        B = self.B
+        self.held += B
+        self.reserved_sum += B
+        seq.reserved += B
+        return True
+
     def grow(self, seq, tokens: int) -> bool:
         need = -(-tokens // self.B) - len(seq.blocks)
         if need <= 0:

@@ -47,11 +47,13 @@ class Seq:
     level_end: int = 0  # mlfq: demoted when generated reaches this
     prefilled: bool = False  # role=decode: arrived with its prompt KV computed elsewhere
     _hashes: list | None = None
+    _hashes_all: bool = False  # _hashes covers every full block of prompt + output
 
     def full_hashes(self, block_size: int, n: int) -> list[int]:
-        """Hashes of the first ``n`` full blocks of prompt + output (computed once, lazily)."""
+        """Hashes of (at least) the first ``n`` full blocks of prompt + output, computed lazily."""
         h = self._hashes
-        if h is None:
+        if h is None or (len(h) < n and not self._hashes_all):
             segs = self.segments + [[self.out_cid, self.output_len]]
-            h = self._hashes = block_hashes(segs, block_size)
+            h = self._hashes = block_hashes(segs, block_size, limit=max(n, 1))
+            self._hashes_all = len(h) < max(n, 1)
         return h
