@@ -66,7 +66,7 @@ def split_plan(
     max_context = max(1, int(max_context))
     tiles = triton.cdiv(max_context, block_n)
     if num_splits is None:
-        want = triton.cdiv(2 * _sm_count(device), max(1, batch * kv_heads))
+        want = triton.cdiv(4 * _sm_count(device), max(1, batch * kv_heads))
         num_splits = max(1, min(want, tiles, 64))
     if num_splits < 1:
         raise ValueError(f"num_splits must be >= 1, got {num_splits}")
@@ -192,7 +192,7 @@ def paged_extend(
     block_n: int | None = None,
     dynamic_loop: bool | None = None,
     out: torch.Tensor | None = None,
-    num_warps: int = 4,
+    num_warps: int | None = None,
 ) -> torch.Tensor:
     """Causal prefill/extend attention: the new tokens (already in the cache) attend to the cached
     tokens and to themselves; returns ``[total_new_tokens, q_heads, head_dim]``."""
@@ -219,6 +219,8 @@ def paged_extend(
     if dynamic_loop is None:
         dynamic_loop = not interpreting()
     scale_log2 = (scale if scale is not None else 1.0 / math.sqrt(head_dim)) * 1.4426950408889634
+    if num_warps is None:
+        num_warps = 8 if block_m * group_pad >= 128 else 4
     grid = (batch, kv_heads, triton.cdiv(max(1, max_new), block_m))
     kernels.extend_kernel[grid](
         q,

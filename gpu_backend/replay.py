@@ -81,8 +81,11 @@ class Replayer:
 
     # -- memory ----------------------------------------------------------------------------------
     def _allocated(self) -> int:
-        if self.device.type == "cuda":
-            return torch.cuda.memory_allocated(self.device)
+        if self.device.type == "cuda":  # less the activation buffer attention-only replay keeps
+            scratch = self.model._qkv if self.model is not None else None
+            return torch.cuda.memory_allocated(self.device) - (
+                scratch.numel() * scratch.element_size() if scratch is not None else 0
+            )
         pool = self.model.kv_bytes() if self.model is not None and self.paged else 0
         return self.base_bytes + pool + sum(t.numel() * t.element_size() for t in self.stores.values())
 
