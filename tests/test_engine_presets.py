@@ -1,0 +1,85 @@
+"""Each engine preset shows its published behaviour (the numbers are in docs/engine.md)."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from sims.core import api
+
+
+@functools.cache
+def panels(name: str) -> dict:
+    return api.run(name)["panels"]
+
+
+def test_kv_fragmentation_orders_allocators_like_vllm_fig2():
+    p = panels("kv-fragmentation")
+    order = ["contiguous_max", "contiguous_pow2", "contiguous_oracle", "paged"]
+    util = [p[n]["kv_utilization"] for n in order]
+    assert util == sorted(util) and len(set(util)) == 4  # vLLM: 20.4 < 26.8 < 38.2 < 96.3 %
+    assert 0.15 <= util[0] <= 0.30  # near 20%
+    assert util[3] >= 0.90
+    batch = [p[n]["avg_batch_size"] for n in order]
+    assert batch == sorted(batch)  # vLLM: 7.00 < 9.81 < 13.62 < 30.42
+    assert 6.0 <= batch[0] <= 8.0  # ~15.8K slots / 2048 reserved each
+    # the memory breakdown adds up; contiguous_max wastes most on over-reservation
+    for n in order:
+        parts = ["kv_utilization", "kv_reserved_unused", "kv_internal_frag", "kv_external_frag"]
+        assert sum(p[n][k] for k in parts) == pytest.approx(1.0)
+    assert p["contiguous_max"]["kv_internal_frag"] > 0.4
+    assert p["paged"]["kv_external_frag"] == 0 and p["paged"]["kv_reserved_unused"] == 0
+
+
+def test_continuous_batching_cuts_ttft_several_fold():
+    p = panels("batching-hol")
+    assert p["static"]["ttft_p90"] > 5 * p["continuous"]["ttft_p90"]
+    assert p["continuous"]["completed"] > p["static"]["completed"]
+
+
+def test_chunked_prefill_small_budget_smooths_decoding_large_budget_lowers_ttft():
+    p = panels("chunked-prefill")
+    small, large = p["budget-2048"], p["budget-8192"]
+    assert small["tpot_p99"] < large["tpot_p99"]
+    assert small["itl_p99"] < 0.6 * large["itl_p99"]
+    assert large["ttft_p90"] < small["ttft_p90"] and large["ttft_mean"] < small["ttft_mean"]
+
+
+def test_preemption_recompute_against_swap():
+    p = panels("preemption")
+    rec, swap = p["recompute"], p["swap"]
+    assert rec["preemptions"] > 50 and swap["preemptions"] > 50
+    assert rec["victim_newest_frac"] == 1.0 and swap["victim_newest_frac"] == 1.0  # FCFS: the newest goes
+    assert rec["swaps"] == 0 and swap["swaps"] == swap["preemptions"]
+    assert rec["dropped_tokens"] > 10_000 and swap["dropped_tokens"] == 0
+    assert swap["e2e_mean"] < rec["e2e_mean"]
+
+
+def test_prefix_sharing_hits_the_system_prompt():
+    p = panels("prefix-sharing")
+    on, off = p["caching-on"], p["caching-off"]
+    assert on["prefix_hit_rate"] > 0.9 and off["prefix_hit_rate"] == 0
+    assert off["ttft_p50"] > 5 * on["ttft_p50"] and off["ttft_p90"] > 5 * on["ttft_p90"]
+    assert on["throughput_tok_s"] > off["throughput_tok_s"]
+
+
+def test_sjf_and_mlfq_beat_fcfs_predictions_degrade_and_aging_prevents_starvation():
+    p = panels("scheduling-sjf")
+    fcfs = p["fcfs"]["e2e_mean"]
+    assert p["sjf_oracle"]["e2e_mean"] < 0.8 * fcfs and p["mlfq"]["e2e_mean"] < 0.85 * fcfs
+    oracle, good, bad = (p[n]["e2e_mean"] for n in ("sjf_oracle", "sjf_predicted-0.5", "sjf_predicted-2"))
+    assert oracle < good < bad
+    assert p["sjf_oracle"]["e2e_max"] > 1.4 * p["fcfs"]["e2e_max"]  # the longest starve
+    assert p["sjf_oracle"]["ttft_max"] > 2 * p["fcfs"]["ttft_max"]
+    aged = p["sjf_oracle-aging"]
+    assert aged["ttft_max"] < 0.75 * p["sjf_oracle"]["ttft_max"] and aged["e2e_max"] < p["sjf_oracle"]["e2e_max"]
+    assert aged["e2e_mean"] < fcfs
+
+
+def test_disaggregation_removes_prefill_interference():
+    p = panels("disaggregation")
+    col, dis = p["colocated"], p["disaggregated"]
+    assert dis["itl_p99"] < 0.5 * col["itl_p99"] and dis["tpot_p99"] < col["tpot_p99"]
+    assert dis["kv_transfer_s"] > 0 and col["kv_transfer_s"] == 0
+    assert abs(dis["completed"] - col["completed"]) <= 3
