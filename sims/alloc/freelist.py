@@ -126,16 +126,6 @@ class FreeList:
         if self.by_size is not None:
             insort(self.by_size, size << self._shift | start)
 
-    def _remove(self, start: int) -> int:
-        size = self.starts.pop(start)
-        del self.ends[start + size]
-        self.total -= size
-        self._set(start, 0)
-        if self.by_size is not None:
-            keys = self.by_size
-            del keys[bisect_left(keys, size << self._shift | start)]
-        return size
-
     def take(self, start: int, need: int) -> None:
         """Carve [start, start+need) from the front of the free block that starts at ``start``."""
         starts = self.starts
@@ -159,15 +149,31 @@ class FreeList:
         self._set(start, 0)
 
     def release(self, start: int, size: int) -> None:
-        """Free [start, start+size), merging with the free blocks that touch it."""
-        prev = self.ends.get(start)
-        if prev is not None:
-            size += start - prev
-            self._remove(prev)
+        """Free [start, start+size), merging with the free blocks that touch it. The merged
+        block's leaf is set before the follower's leaf is cleared, so that walk stops early."""
+        starts, ends, keys = self.starts, self.ends, self.by_size
+        self.total += size
+        end = start + size
+        prev = ends.pop(start, None)
+        if prev is not None:  # the merged block starts where the previous one did
+            if keys is not None:
+                del keys[bisect_left(keys, (start - prev) << self._shift | prev)]
             start = prev
-        if start + size in self.starts:
-            size += self._remove(start + size)
-        self._add(start, size)
+        nsize = starts.pop(end, None)
+        if nsize is not None:
+            del ends[end + nsize]
+            if keys is not None:
+                del keys[bisect_left(keys, nsize << self._shift | end)]
+            size = end + nsize - start
+        else:
+            size = end - start
+        starts[start] = size
+        ends[start + size] = start
+        self._set(start, size)
+        if keys is not None:
+            insort(keys, size << self._shift | start)
+        if nsize is not None:
+            self._set(end, 0)
 
     def extend(self, start: int, have: int, need: int) -> bool:
         """Grow the used block [start, start+have) in place to ``need`` bytes, if the free

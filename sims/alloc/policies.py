@@ -453,8 +453,10 @@ class Paged(Allocator):
 
     Free pages are runs, coalesced on free like the fits' free list: ``runs`` (start -> bytes)
     and ``ends`` (end -> start) find a freed run's neighbours in O(1). ``bins[k]`` holds the runs
-    of 2^(k-1) to 2^k - 1 pages; an object takes from the longest bin first (most recently freed
-    run within it), so it spans few runs. An object is a list of [start, bytes] runs."""
+    of 2^(k-1) to 2^k - 1 pages, the most recently freed last. An object of n pages takes one run
+    from the shortest bin whose runs all hold it, keeping long runs whole for long objects; when
+    no such run is left it takes pieces from the longest runs down. An object is a list of
+    [start, bytes] runs."""
 
     PARAMS = {"page_size": Param(int, 4096, "bytes per page")}
 
@@ -487,11 +489,15 @@ class Paged(Allocator):
         want = n * page
         self.held += want
         self.free_total -= want
-        k = len(bins) - 1
+        k = n.bit_length() + 1  # the shortest bin whose runs all hold n pages
+        while k < len(bins) and not bins[k]:
+            k += 1
+        if k == len(bins):
+            k -= 1
         while want:
             while not bins[k]:
                 k -= 1
-            start, _ = bins[k].popitem()  # the most recently freed run of the longest bin
+            start, _ = bins[k].popitem()
             length = runs.pop(start)
             del ends[start + length]
             if length > want:
