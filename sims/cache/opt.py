@@ -36,9 +36,10 @@ class Future:
 @register_policy("cache", "opt")
 class OPT(CachePolicy):
     """When is each resident key used next? Evict the one used farthest in the future (never
-    used again counts as farthest). ``heap`` holds (-next use, key), stale entries skipped lazily.
-    ``access`` follows ``future`` position by position; a key the future did not foresee (an
-    event added live) is treated as never used again."""
+    used again counts as farthest). ``heap`` holds (-next use, key) for keys that come back,
+    stale entries skipped lazily; ``doomed`` holds the resident keys never used again, any of
+    which is an optimal victim. ``access`` follows ``future`` position by position; a key the
+    future did not foresee (an event added live) is treated as never used again."""
 
     def __init__(self, size: int, future: Future | Sequence[Hashable] = (), **_: Any) -> None:
         super().__init__(size)
@@ -46,6 +47,7 @@ class OPT(CachePolicy):
         self.pos = 0
         self.next_use: dict[Hashable, int] = {}  # resident key -> its next use
         self.heap: list[tuple[int, Hashable]] = []
+        self.doomed: dict[Hashable, None] = {}  # resident, never used again; newest last
         self.unforeseen = 0
 
     def access(self, key: Hashable) -> bool:
@@ -56,20 +58,30 @@ class OPT(CachePolicy):
         else:
             self.unforeseen += 1
             nu = 3 * fut.never + self.unforeseen
-        next_use, heap = self.next_use, self.heap
+        next_use, doomed = self.next_use, self.doomed
         hit = key in next_use
-        if not hit and len(next_use) >= self.size:
-            while True:
-                neg, victim = heappop(heap)
-                if next_use.get(victim) == -neg:
-                    break
+        if hit:
+            if key in doomed:  # only an unforeseen key can come back
+                del doomed[key]
+        elif len(next_use) >= self.size:
+            if doomed:
+                victim = doomed.popitem()[0]
+            else:
+                heap = self.heap
+                while True:
+                    neg, victim = heappop(heap)
+                    if next_use.get(victim) == -neg:
+                        break
             del next_use[victim]
             self._evicted(victim)
         next_use[key] = nu
-        heappush(heap, (-nu, key))
-        if len(heap) > 4 * self.size + 64:  # drop stale entries: amortised O(1)
-            self.heap = [(-v, k) for k, v in next_use.items()]
-            heapify(self.heap)
+        if nu >= fut.never:
+            doomed[key] = None
+        else:
+            heappush(self.heap, (-nu, key))
+            if len(self.heap) > 4 * self.size + 64:  # drop stale entries: amortised O(1)
+                self.heap = [(-v, k) for k, v in next_use.items() if k not in doomed]
+                heapify(self.heap)
         return hit
 
     def __contains__(self, key: Hashable) -> bool:
@@ -91,4 +103,6 @@ class OPT(CachePolicy):
     def check_invariants(self) -> None:
         super().check_invariants()
         live = {k for v, k in ((-n, k) for n, k in self.heap) if self.next_use.get(k) == v}
-        assert live == set(self.next_use), "every resident key has a live heap entry"
+        assert live | set(self.doomed) == set(self.next_use), "every resident key is in the heap or doomed"
+        assert not live & set(self.doomed)
+        assert all(self.next_use[k] >= self.future.never for k in self.doomed)
