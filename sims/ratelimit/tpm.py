@@ -77,7 +77,8 @@ class TpmPanel(Panel):
         self._seq = 0
         self._why = ""  # why the last _admit said no: "rpm", "tpm" or "never"
         self.reqlog = RequestLog(self.window)  # admitted (and, with count_rejected, 429'd) times
-        self.actual = TokenLog(self.window)  # actual tokens, attributed at admission
+        self.actual: deque[tuple[float, int]] = deque()  # (t, actual tokens) admitted in the window
+        self.actual_total = 0  # their sum
         self.peak_actual = 0
         self.peak_counter = 0  # the most tokens the limiter's own counter held
         self._measured: deque[float] = deque()  # admitted times in the measure window
@@ -132,13 +133,10 @@ class TpmPanel(Panel):
     def _attempt(self, t: float, ev: dict, first: float, n: int) -> None:
         """One attempt at t: the hot path, so the window updates are written out inline."""
         self.attempts += 1
-        act = self.actual
-        log = act.log
+        log = self.actual
         edge = t - self.window
-        while log and log[0][0] <= edge:  # act.expire(t)
-            e = log.popleft()
-            act.total -= e[1]
-            e[2] = False
+        while log and log[0][0] <= edge:
+            self.actual_total -= log.popleft()[1]
         out = ev["output_len"]
         actual = ev["prompt_len"] + out
         handle = self._admit(t, ev)
@@ -146,8 +144,8 @@ class TpmPanel(Panel):
             self.accepted += 1
             self.in_flight += 1
             self.tokens_admitted += actual
-            log.append([t, actual, True])  # act.add(t, actual)
-            total = act.total = act.total + actual
+            log.append((t, actual))
+            total = self.actual_total = self.actual_total + actual
             if total > self.peak_actual:
                 self.peak_actual = total
             mw = self._measured  # admitted times in (t - measure_window, t]
@@ -164,7 +162,7 @@ class TpmPanel(Panel):
             return
         self.throttled += 1
         why = self._why
-        if why == "tpm" and act.total + actual <= self.tpm:
+        if why == "tpm" and self.actual_total + actual <= self.tpm:
             self.false_rejects += 1
         if self.count_rejected and self.rpm:
             self.reqlog.times.append(t)
@@ -257,7 +255,7 @@ class TpmPanel(Panel):
             "limit": self.tpm,
             "rpm": self.rpm,
             "counter": self._counter(),
-            "actual": self.actual.total,
+            "actual": self.actual_total,
             "in_flight": self.in_flight,
             "waiting": self.waiting,
             "recent": [list(r) for r in self.recent],
@@ -269,7 +267,7 @@ class TpmPanel(Panel):
         assert self.waiting == sum(1 for item in self._heap if item[2] == _RETRY)
         assert self.in_flight == sum(1 for item in self._heap if item[2] == _DONE)
         assert self.throttled == self.rejected + self.retries
-        self.actual.check_invariants()
+        assert self.actual_total == sum(a for _, a in self.actual)
 
 
 class _LocalWindow(TpmPanel):
@@ -372,7 +370,12 @@ class TpmPostDebit(TpmPanel):
                 self._why = "rpm"
                 return None
         c = self.counter
-        c.expire(t)
+        log = c.log
+        edge = t - self.window
+        while log and log[0][0] <= edge:  # c.expire(t)
+            e = log.popleft()
+            c.total -= e[1]
+            e[2] = False
         if c.total >= self.tpm:
             self._why = "tpm"
             return None
@@ -444,7 +447,12 @@ class TpmShared(TpmPanel):
         w = self.next_worker
         self.next_worker = w + 1 if w + 1 < self.n else 0
         c = self.counter
-        c.expire(t)  # the truth's window, for the exact mode and for peak_counter
+        log = c.log
+        edge = t - self.window
+        while log and log[0][0] <= edge:  # c.expire(t): the truth's window, for peak_counter
+            e = log.popleft()
+            c.total -= e[1]
+            e[2] = False
         rpm = self.rpm
         if rpm:
             self.reqlog.expire(t)
@@ -470,7 +478,7 @@ class TpmShared(TpmPanel):
             self.reqlog.times.append(t)
         self.tokens_charged += cost
         e = [t, cost, True]  # c.add(t, cost)
-        c.log.append(e)
+        log.append(e)
         total = c.total = c.total + cost
         if total > self.peak_counter:
             self.peak_counter = total
