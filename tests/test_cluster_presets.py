@@ -58,10 +58,11 @@ def test_routing_hotspot_pure_affinity_melts_one_replica_and_filter_then_balance
     m = run("routing-hotspot")
     sticky, precise = m["prefix_hash"], m["precise_prefix"]
     assert sticky["peak_waiting"] > 100 and sticky["ttft_p90"] > 5, sticky
-    assert sticky["load_imbalance"] > 2.5  # one replica took most of the traffic
+    assert sticky["load_imbalance"] > 2.0  # one replica took most of the traffic
     assert precise["peak_waiting"] < 10 and precise["ttft_p99"] < 1.0, precise
     assert precise["prefix_hit_rate"] > 0.9  # it still serves the viral prefix from cache
-    assert precise["completed"] > 1.3 * sticky["completed"]
+    assert precise["completed"] > 1.25 * sticky["completed"]
+    assert precise["spill_routes"] >= 1  # the viral prefix spread because stickiness gave way
 
 
 def test_routing_scale_out_round_robin_hit_rate_is_flat_prefix_aware_grows():

@@ -286,3 +286,56 @@ def test_bad_router_params_raise_value_error():
         make("prefix_hash", prefix_blocks=0)
     with pytest.raises(ValueError, match="at least one replica"):
         make("random", 0)
+
+
+# -- properties over every router ---------------------------------------------------------------
+
+_load = st.builds(
+    PodLoad,
+    waiting=st.integers(0, 300),
+    running=st.integers(0, 300),
+    outstanding_tokens=st.integers(0, 10**6),
+    kv_usage=st.floats(0.0, 1.0),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.integers(1, 9))
+def test_every_router_returns_a_replica_in_range(data, n):
+    for name in sorted(policies("cluster")):
+        r = make(name, n)
+        for _ in range(5):
+            loads = data.draw(st.lists(_load, min_size=n, max_size=n))
+            blocks = data.draw(st.lists(st.integers(0, 5), max_size=6))
+            hashes = [1000 + b for b in blocks]
+            if r.needs_kv_events:
+                pod = data.draw(st.integers(0, n - 1))
+                r.bus.publish(pod, 0.0, "stored", hashes[: data.draw(st.integers(0, len(hashes)))])
+            i = r.route(1.0, req(("g", 64 * max(1, len(hashes)))), hashes, loads)
+            assert 0 <= i < n, (name, i)
+        r.check_invariants()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 2), st.booleans(), st.lists(st.integers(0, 7), max_size=5)), max_size=30),
+    st.lists(st.integers(0, 7), max_size=8),
+)
+def test_kv_index_prefix_hits_match_a_set_model(ops, probe):
+    idx = KVIndex(3)
+    held = [set(), set(), set()]
+    for pod, store, hashes in ops:
+        if store:
+            idx.stored(pod, hashes)
+            held[pod].update(hashes)
+        else:
+            idx.removed(pod, hashes)
+            held[pod].difference_update(hashes)
+        idx.check_invariants()
+    expected = []
+    for pod in range(3):
+        run = 0
+        while run < len(probe) and probe[run] in held[pod]:
+            run += 1
+        expected.append(run)
+    assert idx.prefix_hits(probe) == expected

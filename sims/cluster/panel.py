@@ -129,6 +129,7 @@ class ClusterPanel(Panel):
         routed = self.routed
         m["load_imbalance"] = ratio(max(routed) * len(routed), sum(routed))  # 1 = perfectly even
         m["peak_waiting"] = self.peak_waiting
+        m.update(self.router.metrics())
         return m
 
     def view(self) -> dict[str, Any]:

@@ -60,6 +60,10 @@ class Router:
         """What the view shows about the router's own state."""
         return {}
 
+    def metrics(self) -> dict[str, float]:
+        """Counts of the router's own decisions, added to the panel's metrics."""
+        return {}
+
     def check_invariants(self) -> None:
         pass
 
@@ -228,6 +232,9 @@ class ApproxPrefix(Router):
     def state(self):
         return {"tree_tokens": [tree.size for tree in self.trees], "decisions": dict(self.decisions)}
 
+    def metrics(self):
+        return {f"{k}_routes": v for k, v in self.decisions.items()}
+
     def check_invariants(self):
         for tree in self.trees:
             tree.check_invariants()
@@ -239,7 +246,7 @@ class PrecisePrefix(Router):
     replicas' KV events, ``event_delay`` late. A pod's prefix score is its longest run of
     cached blocks from the prompt's start, over the prompt's blocks. Filter to pods whose score
     reaches ``affinity_threshold``; if every one of them has ``max_waiting`` or more queued, give
-    up stickiness and consider all pods. Then the weighted scorers (prefix 3, kv 2, queue 2)
+    up stickiness: consider the pods that are not overloaded. Then the weighted scorers (prefix 3, kv 2, queue 2)
     pick the best, which among pods of similar prefix score is the least loaded."""
 
     PARAMS = {
@@ -275,7 +282,8 @@ class PrecisePrefix(Router):
             cands = list(range(n))
             self.decisions["cold"] += 1
         elif min(loads[i].waiting for i in cands) >= p["max_waiting"]:
-            cands = list(range(n))  # every affine pod is overloaded: stickiness gives way
+            # every affine pod is overloaded: stickiness gives way to the pods that are not
+            cands = [i for i in range(n) if loads[i].waiting < p["max_waiting"]] or list(range(n))
             self.decisions["spill"] += 1
         else:
             self.decisions["affinity"] += 1
@@ -290,6 +298,9 @@ class PrecisePrefix(Router):
             "events_in_flight": self.bus.in_flight(),
             "decisions": dict(self.decisions),
         }
+
+    def metrics(self):
+        return {f"{k}_routes": v for k, v in self.decisions.items()}
 
     def check_invariants(self):
         self.index.check_invariants()

@@ -4,7 +4,7 @@
 group's ``prefix_len``-token shared prefix and ends with its own ``question_len``-token question
 (inference-perf's ``shared_prefix`` data). Like inference-perf, the prompts are shuffled once and
 then sent in that order, cycling (``order = "cycle"``); ``order = "random"`` draws each arrival's
-prompt uniformly instead. With ``hot_frac`` an arrival goes to the viral group 0 instead.
+prompt uniformly instead. From ``hot_from`` on, a ``hot_frac`` share of arrivals goes to the viral group 0 instead.
 Arrivals are Poisson, with a load ladder.
 """
 
@@ -30,6 +30,7 @@ from sims.workloads.llm import arrivals
         str, "cycle", "cycle: a shuffled list of every prompt, sent in order and repeated; random: uniform draws"
     ),
     hot_frac=Param(float, 0.0, "fraction of requests sent to group 0, the viral prefix"),
+    hot_from=Param(float, 0.0, "seconds after which group 0 goes viral"),
     chars_per_token=Param(float, 4.0, "prompt characters per token"),
 )
 def shared_prefix(params: dict, rng: Random, duration: float) -> Iterator[dict]:
@@ -54,7 +55,7 @@ def shared_prefix(params: dict, rng: Random, duration: float) -> Iterator[dict]:
             g, q = deck[i % len(deck)]
         else:
             g, q = rng.randrange(p["groups"]), rng.randrange(p["prompts_per_group"])
-        if p["hot_frac"] > 0.0 and rng.random() < p["hot_frac"]:
+        if p["hot_frac"] > 0.0 and t >= p["hot_from"] and rng.random() < p["hot_frac"]:
             g = 0
         segments = [[f"g{g}", p["prefix_len"]], [f"g{g}q{q}", p["question_len"]]]
         if not p["prefix_len"]:
