@@ -363,3 +363,19 @@ def test_disaggregated_panel_hands_kv_over():
     assert m["disaggregated"]["completed"] > 0
     assert sc.views()["disaggregated"]["kind"] == "deployment"
     sc.check_invariants()
+
+
+def test_parallel_samples_share_the_prompt_and_copy_the_last_block_on_write():
+    eng = Engine(EngineConfig(kv_tokens=4096, **SMALL))
+    eng.submit(req(0, 100, 50, n=3), 0.0)
+    eng.advance(0.0)  # the prefill; three samples fork at its end
+    a, b, c = eng.holders()
+    assert a.blocks[:6] == b.blocks[:6] == c.blocks[:6]  # 6 full prompt blocks, shared
+    assert len({a.blocks[6], b.blocks[6], c.blocks[6]}) == 3  # block 6 holds each sample's own token
+    assert all(eng.alloc.pool.ref[x] == 3 for x in a.blocks[:6])
+    assert eng.stats.cow_copies == 2
+    eng.check_invariants()
+    done = run_all(eng, [])
+    assert done[0].output_len == 150 and done[0].samples == 3
+    m = summarize(eng.records, eng.now, eng.stats)
+    assert m["completed"] == 1 and 0 < m["tpot_p50"] < 0.05

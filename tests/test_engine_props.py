@@ -27,18 +27,19 @@ def workloads(draw):
         segs = ([["sys", shared]] if shared and draw(st.booleans()) else []) + [[f"u{i}", user]]
         prompt = sum(s[1] for s in segs)
         out = draw(st.integers(1, 200))
-        reqs.append(
-            {
-                "t": t,
-                "kind": "request",
-                "id": i,
-                "prompt_len": prompt,
-                "output_len": out,
-                "max_tokens": draw(st.sampled_from([0, 50, 1000])),
-                "tenant": i % 3,
-                "segments": segs,
-            }
-        )
+        r = {
+            "t": t,
+            "kind": "request",
+            "id": i,
+            "prompt_len": prompt,
+            "output_len": out,
+            "max_tokens": draw(st.sampled_from([0, 50, 1000])),
+            "tenant": i % 3,
+            "segments": segs,
+        }
+        if draw(st.integers(0, 5)) == 0:
+            r["n"] = draw(st.integers(2, 4))  # parallel samples: copy-on-write forks
+        reqs.append(r)
     return reqs
 
 
@@ -104,14 +105,14 @@ def test_engine_invariants_hold_and_every_request_finishes(cfg, reqs):
             continue
         assert r["id"] in done, f"request {r['id']} lost"
         rec = done[r["id"]]
-        assert rec.output_len == _expected_out(cfg, r)
+        assert rec.output_len == _expected_out(cfg, r) * r.get("n", 1) and rec.samples == r.get("n", 1)
         assert r["t"] <= rec.first_token <= rec.finish
         assert rec.cached_tokens <= max(0, (rec.prompt_len - 1) // cfg.block_size * cfg.block_size)
     s = eng.stats
     assert eng.outstanding_tokens == 0
     # every output token came from a decode step or from the end of a prefill
     assert s.decode_tokens + s.prefills_done == sum(rec.output_len for rec in eng.records)
-    if s.preemptions == 0 and not cfg.prefix_caching:
+    if s.preemptions == 0 and not cfg.prefix_caching and not any("n" in r for r in reqs):
         assert s.prefill_tokens == sum(rec.prompt_len for rec in eng.records)
     assert eng.alloc.held == 0 and eng.kv_usage == 0.0
     if eng.paged:

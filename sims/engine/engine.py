@@ -207,6 +207,10 @@ class Engine:
             priority=float(req.get("priority", req.get("tenant", 0))),
         )
         seq.final_len = prompt + out
+        n = int(req.get("n", 1))
+        if n < 1:
+            raise ValueError(f"request {rid}: n (parallel samples) must be >= 1, got {n!r}")
+        seq.samples = n
         if pre:
             seq.prefilled = True
             seq.generated = 1
@@ -214,10 +218,10 @@ class Engine:
             seq.cached_tokens = pre.get("cached_tokens", 0)
             seq.preemptions = pre.get("preemptions", 0)
             seq.target = seq.computed = prompt
-            self._work += out - 1
+            self._work += n * out - 1
         else:
             seq.target = prompt
-            self._work += prompt + out
+            self._work += prompt + n * out
         if self._mlfq:
             self.sched.join(seq)
         seq.key = self.sched.key(seq)
@@ -432,6 +436,8 @@ class Engine:
                 heapq.heappop(waiting)
                 seq.computed = seq.target
                 self._add_running(seq)
+                if seq.samples > 1:
+                    self._fork(seq)
                 self._enter_decode(seq, s)
                 running += 1
                 budget -= 1
@@ -514,14 +520,73 @@ class Engine:
             seq.first_token = self.now
         if self.caching:
             self.alloc.register(seq, seq.computed)
-        if seq.generated >= seq.output_len:
+        if seq.generated >= seq.output_len:  # a one-token answer (or a recompute that ends here)
+            if seq.samples > 1:
+                self._fork(seq)
             del rk[bisect_left(rk, (seq.vkey, seq.order))]
             self._complete(seq)
         elif self.config.role == "prefill":
             del rk[bisect_left(rk, (seq.vkey, seq.order))]
             self._handoff(seq)
         else:
+            if seq.samples > 1:
+                self._fork(seq)
             self._enter_decode(seq, self.step_idx)
+
+    def _fork(self, seq: Seq) -> None:
+        """Parallel sampling: n - 1 more samples share the prompt's full blocks (refcounts); the
+        block holding each sample's own first token is copied on write. A sample that finds no
+        memory for its copy waits to be recomputed (its prompt is then a prefix-cache hit)."""
+        n, seq.samples = seq.samples, 1
+        seq.group = [n, n, max(0, seq.cached_tokens), 0]  # samples left, n, cached tokens, preemptions
+        alloc = self.alloc
+        for k in range(1, n):
+            self._orders += 1
+            child = Seq(
+                rid=seq.rid,
+                arrival=seq.arrival,
+                prompt_len=seq.prompt_len,
+                output_len=seq.output_len,
+                segments=seq.segments,
+                out_cid=f"{seq.out_cid}.s{k}",
+                order=self._orders,
+                tenant=seq.tenant,
+                priority=seq.priority,
+            )
+            child.final_len = seq.final_len
+            child.generated = 1
+            child.first_token = seq.first_token
+            child.cached_tokens = 0
+            child.group = seq.group
+            child.level, child.level_end = seq.level, seq.level_end
+            child.key = self.sched.key(child)
+            child.target = child.computed = seq.computed
+            self.stats.prefills_done += 1
+            self._work -= 1
+            if child.generated >= child.output_len:  # a one-token answer: nothing to decode
+                self._complete(child)
+                continue
+            ok = False
+            if alloc.paged:
+                full = seq.computed // alloc.B
+                fresh = alloc.pool.allocate(len(seq.blocks) - full)
+                if fresh is not None:
+                    alloc.pool.touch(seq.blocks[:full])
+                    child.blocks = seq.blocks[:full] + fresh
+                    child.cached_blocks = min(full, seq.cached_blocks)
+                    alloc.held = alloc.pool.num_used * alloc.B
+                    alloc._set_reserved(child, len(child.blocks) * alloc.B)
+                    self.stats.cow_copies += len(fresh)
+                    ok = True
+            else:
+                ok = alloc.admit(child, child.target, None, 0)
+            if ok:
+                self._add_running(child)
+                self._enter_decode(child, self.step_idx)
+            else:
+                child.target, child.computed = child.prompt_len + 1, 0
+                self._work += child.target
+                heapq.heappush(self._waiting, (child.key, child.order, child))
 
     def _finish(self, seq: Seq) -> None:
         self._drop_running(seq)
@@ -533,6 +598,26 @@ class Engine:
         keep = seq.final_len - 1 if seq.out_cid[0] == "a" else seq.prompt_len
         self.alloc.release(seq, keep, float(keep))
         seq.state = DONE
+        g = seq.group
+        if g is not None:  # a request with parallel samples completes with its last sample
+            g[0] -= 1
+            g[3] += seq.preemptions
+            if g[0] == 0:
+                self.records.append(
+                    Record(
+                        seq.rid,
+                        seq.arrival,
+                        seq.first_token,
+                        self.now,
+                        seq.prompt_len,
+                        seq.output_len * g[1],
+                        g[2],
+                        g[3],
+                        seq.tenant,
+                        g[1],
+                    )
+                )
+            return
         self.records.append(
             Record(
                 seq.rid,
@@ -551,11 +636,12 @@ class Engine:
         tokens = seq.prompt_len
         self.alloc.release(seq, tokens, float(tokens))
         seq.state = DONE
-        self._work -= seq.output_len - seq.generated
+        self._work -= seq.samples * seq.output_len - seq.generated
         req = {
             "id": seq.rid,
             "prompt_len": seq.prompt_len,
             "output_len": seq.output_len,
+            "n": seq.samples,
             "max_tokens": seq.output_len,
             "tenant": seq.tenant,
             "segments": seq.segments,
@@ -708,12 +794,12 @@ class Engine:
                 assert q.state in (PREFILL, PAUSED), f"request {q.rid} holds KV in state {q.state}"
                 decoding = q.computed >= q.target
                 s_other += q.prompt_len + q.generated if q.state == PAUSED and decoding else q.computed
-                work += (q.target - q.computed) + q.output_len - q.generated
+                work += (q.target - q.computed) + q.samples * q.output_len - q.generated
         for e in self._waiting + self._swapped:
             q = e[2]
             if q.state in (WAITING, SWAPPED):
                 assert q.reserved == 0 and not q.blocks, f"waiting request {q.rid} holds KV"
-                work += (0 if q.state == SWAPPED else q.target - q.computed) + q.output_len - q.generated
+                work += (0 if q.state == SWAPPED else q.target - q.computed) + q.samples * q.output_len - q.generated
             else:
                 assert q.state == PAUSED
         assert states[DECODE] == len(self._decode) and states[PREFILL] == len(self._prefilling)
@@ -721,8 +807,8 @@ class Engine:
         assert s_dec == self._s_dec, f"decode context sum {self._s_dec} != {s_dec}"
         assert s_other == self._s_other, f"prefill/paused token state {self._s_other} != {s_other}"
         assert work == self._work, f"outstanding tokens {self._work} != {work}"
-        in_flight = len(self._running) + len(self._waiting) + len(self._swapped)
-        assert self.submitted == len(self.records) + len(self.rejected) + len(self.handoffs) + in_flight, (
+        in_flight = {e[2].rid for e in self._running + self._waiting + self._swapped}
+        assert self.submitted == len(self.records) + len(self.rejected) + len(self.handoffs) + len(in_flight), (
             "a request was lost"
         )
         assert self.alloc.held <= self.alloc.capacity

@@ -27,6 +27,7 @@ class Record:
     cached_tokens: int  # prompt tokens served from the prefix cache at first admission
     preemptions: int
     tenant: int = 0
+    samples: int = 1  # parallel samples (n); output_len counts the tokens of all of them
 
 
 @dataclass(slots=True)
@@ -39,7 +40,8 @@ class EngineStats:
     tokens_sum: int = 0  # tokens scheduled (prefill chunk tokens + decode tokens)
     prefill_tokens: int = 0  # prompt (and recomputed) tokens computed in prefill chunks
     decode_tokens: int = 0  # tokens produced by decode steps
-    prefills_done: int = 0  # prefills (or recomputes) completed: each produced one token
+    prefills_done: int = 0  # first tokens sampled at the end of a prefill (one per sample)
+    cow_copies: int = 0  # blocks copied when parallel samples forked from a shared prompt
     kv_total: float = 0.0  # integral of KV memory held (+ external fragmentation)
     kv_state: float = 0.0  # integral of slots holding token state
     kv_reserved: float = 0.0  # reserved for this request's future tokens, still empty
@@ -120,8 +122,9 @@ class Accumulator:
         self.cached_tokens += r.cached_tokens
         self.ttft.add(r.first_token - r.arrival)
         self.e2e.add(r.finish - r.arrival)
-        if r.output_len > 1:
-            self.tpot.add((r.finish - r.first_token) / (r.output_len - 1))
+        per_sample = r.output_len // r.samples
+        if per_sample > 1:
+            self.tpot.add((r.finish - r.first_token) / (per_sample - 1))
 
     def result(self, elapsed: float, stats: EngineStats) -> dict[str, float]:
         s = stats

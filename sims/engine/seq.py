@@ -46,6 +46,8 @@ class Seq:
     level: int = 0  # mlfq level
     level_end: int = 0  # mlfq: demoted when generated reaches this
     prefilled: bool = False  # role=decode: arrived with its prompt KV computed elsewhere
+    samples: int = 1  # parallel samples still to fork from this one (n); 1 once forked
+    group: list | None = None  # shared by the samples of one request: [left, finish, preemptions]
     _hashes: list | None = None
     _hashes_all: bool = False  # _hashes covers every full block of prompt + output
 

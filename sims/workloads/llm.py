@@ -72,6 +72,7 @@ def arrivals(rng: Random, rate: float, ladder: list, duration: float) -> Iterato
     chat_frac=Param(float, 0.0, "probability a request continues an open chat session"),
     max_turns=Param(int, 8, "turns after which a chat session closes"),
     chars_per_token=Param(float, 4.0, "prompt characters per token (for character estimates)"),
+    samples=Param(int, 1, "parallel samples per request (the request's n); > 1 adds an 'n' field"),
 )
 def llm(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """ShareGPT-like requests by default (lognormal, mean in/out 161/338, max 2048)."""
@@ -122,6 +123,8 @@ def llm(params: dict, rng: Random, duration: float) -> Iterator[dict]:
             "segments": segments,
             "prompt_chars": int(prompt * p["chars_per_token"]),
         }
+        if p["samples"] > 1:
+            ev["n"] = p["samples"]
         if p["chat_frac"] > 0:
             if session is None:
                 session = {"id": next_session, "turn": 0, "segments": segments, "tenant": tenant}
