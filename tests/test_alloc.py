@@ -96,7 +96,7 @@ class ListModel:
             return min(fits, key=lambda b: (b[1], b[0]))[0]
         if self.policy == "worst_fit":
             return min(fits, key=lambda b: (-b[1], b[0]))[0]
-        after = [b for b in fits if b[0] >= self.rover]
+        after = [b for b in fits if b[0] + b[1] > self.rover]  # holding the rover, or after it
         self.rover = (after or fits)[0][0]
         return self.rover
 

@@ -2,12 +2,13 @@
 
 Invariant: free blocks never overlap and never touch (a freed range merges with the free
 blocks on either side at once). ``starts`` (start -> size) and ``ends`` (end -> start) find both
-neighbours in O(1). ``tree`` is a max segment tree over heap units (``align`` bytes each): leaf u
-holds the size of the free block starting at byte u*align, or 0. It answers first fit, next fit
-and worst fit with one O(log units) descent; ``by_size`` (kept only for best fit) is the sorted
-list of size*2^k + start, so the smallest block that fits, lowest address first, is one bisect.
-The tree is a flat list up to 2^20 leaves; above that a dict of the nodes ever touched, so a
-1 GiB heap at 1-byte units costs only what its free blocks reach.
+neighbours in O(1). ``tree`` is a max segment tree over heap units (``align`` bytes each): the
+leaf of a block's *last* unit holds its size, every other leaf 0. Blocks never overlap, so leaf
+order is address order, and carving from a block's front, the common case, changes one leaf.
+The tree answers first fit, next fit and worst fit with one O(log units) descent; ``by_size``
+(kept only for best fit) is the sorted list of size*2^k + start, so the smallest block that fits,
+lowest address first, is one bisect. The tree is a flat list up to 2^20 leaves; above that a dict
+of the nodes ever touched, so a 1 GiB heap at 1-byte units costs only what its free blocks reach.
 """
 
 from __future__ import annotations
@@ -38,20 +39,21 @@ class FreeList:
         self.align = align
         units = heap // align
         self.width = 1 << (units - 1).bit_length()  # leaves: a power of two >= units
-        self.starts: dict[int, int] = {}  # start -> size, for each free block
-        self.ends: dict[int, int] = {}  # end -> start, for each free block
-        # node -> largest free block starting under it; node 1 is the root, leaf u is width + u
+        self.starts: dict[int, int] = {0: heap}  # start -> size, for each free block
+        self.ends: dict[int, int] = {heap: 0}  # end -> start, for each free block
+        # node -> largest free block ending under it; node 1 is the root, leaf u is width + u
         self.tree: list[int] | _Sparse = [0] * (2 * self.width) if self.width <= _DENSE_LEAVES else _Sparse()
-        self.total = 0  # free bytes
+        self.total = heap  # free bytes
         self._shift = heap.bit_length() + 1  # by_size key = size << shift | start
-        self.by_size: list[int] | None = [] if by_size else None
-        self._add(0, heap)
+        self.by_size: list[int] | None = [heap << self._shift] if by_size else None
+        self._set(heap, heap)
 
     # -- the tree ----------------------------------------------------------------------------
-    def _set(self, start: int, size: int) -> None:
-        """Leaf for ``start`` := size, then fix ancestors until one already holds the right max."""
+    def _set(self, end: int, size: int) -> None:
+        """The leaf of the block ending at ``end`` := size, then fix ancestors until one
+        already holds the right max."""
         t = self.tree
-        i = start // self.align + self.width
+        i = end // self.align - 1 + self.width
         t[i] = v = size
         while i > 1:
             s = t[i ^ 1]
@@ -61,6 +63,9 @@ class FreeList:
             if t[i] == v:
                 return
             t[i] = v
+
+    def _start_of(self, leaf: int) -> int:
+        return self.ends[(leaf - self.width + 1) * self.align]
 
     def largest(self) -> int:
         return self.tree[1]
@@ -75,14 +80,15 @@ class FreeList:
             i <<= 1
             if t[i] < need:
                 i += 1
-        return (i - width) * self.align
+        return self._start_of(i)
 
-    def fit_from(self, start: int, need: int) -> int | None:
-        """Start of the lowest-addressed free block at or after byte ``start`` that fits."""
+    def fit_from(self, at: int, need: int) -> int | None:
+        """Start of the lowest-addressed free block that fits and ends after byte ``at`` (the
+        block holding ``at``, or the first one after it)."""
         t, width = self.tree, self.width
-        i = start // self.align + width
+        i = at // self.align + width
         if t[i] >= need:
-            return start
+            return self._start_of(i)
         while i > 1:
             if not i & 1 and t[i + 1] >= need:
                 i += 1
@@ -94,7 +100,7 @@ class FreeList:
             i <<= 1
             if t[i] < need:
                 i += 1
-        return (i - width) * self.align
+        return self._start_of(i)
 
     def worst_fit(self, need: int) -> int | None:
         """Start of the largest free block (lowest address among equals), if it fits."""
@@ -107,7 +113,7 @@ class FreeList:
             i <<= 1
             if t[i] != best:
                 i += 1
-        return (i - width) * self.align
+        return self._start_of(i)
 
     def best_fit(self, need: int) -> int | None:
         """Start of the smallest free block that fits (lowest address among equals)."""
@@ -118,14 +124,6 @@ class FreeList:
         return keys[j] & ((1 << self._shift) - 1)
 
     # -- blocks ------------------------------------------------------------------------------
-    def _add(self, start: int, size: int) -> None:
-        self.starts[start] = size
-        self.ends[start + size] = start
-        self.total += size
-        self._set(start, size)
-        if self.by_size is not None:
-            insort(self.by_size, size << self._shift | start)
-
     def take(self, start: int, need: int) -> None:
         """Carve [start, start+need) from the front of the free block that starts at ``start``."""
         starts = self.starts
@@ -134,46 +132,45 @@ class FreeList:
             raise ValueError(f"free block at {start} has {size} bytes, fewer than {need}")
         del starts[start]
         self.total -= need
+        end = start + size
         keys = self.by_size
         if keys is not None:
             del keys[bisect_left(keys, size << self._shift | start)]
-        if size > need:  # the remainder first: its walk up stops early below the old block
+        if size > need:
             rest = start + need
             starts[rest] = size - need
-            self.ends[start + size] = rest
-            self._set(rest, size - need)
+            self.ends[end] = rest
             if keys is not None:
                 insort(keys, (size - need) << self._shift | rest)
         else:
-            del self.ends[start + size]
-        self._set(start, 0)
+            del self.ends[end]
+        self._set(end, size - need)
 
     def release(self, start: int, size: int) -> None:
         """Free [start, start+size), merging with the free blocks that touch it. The merged
-        block's leaf is set before the follower's leaf is cleared, so that walk stops early."""
+        block's leaf is set before the previous block's leaf is cleared, so that walk stops
+        early."""
         starts, ends, keys = self.starts, self.ends, self.by_size
         self.total += size
         end = start + size
-        prev = ends.pop(start, None)
-        if prev is not None:  # the merged block starts where the previous one did
+        prev = ends.pop(start, None)  # a free block ending where this one starts
+        if prev is not None:
+            del starts[prev]
             if keys is not None:
                 del keys[bisect_left(keys, (start - prev) << self._shift | prev)]
-            start = prev
-        nsize = starts.pop(end, None)
+        nsize = starts.pop(end, None)  # a free block starting where this one ends
         if nsize is not None:
-            del ends[end + nsize]
             if keys is not None:
                 del keys[bisect_left(keys, nsize << self._shift | end)]
-            size = end + nsize - start
-        else:
-            size = end - start
-        starts[start] = size
-        ends[start + size] = start
-        self._set(start, size)
+            end += nsize
+        first = start if prev is None else prev
+        starts[first] = end - first
+        ends[end] = first
+        self._set(end, end - first)
         if keys is not None:
-            insort(keys, size << self._shift | start)
-        if nsize is not None:
-            self._set(end, 0)
+            insort(keys, (end - first) << self._shift | first)
+        if prev is not None:
+            self._set(start, 0)
 
     def extend(self, start: int, have: int, need: int) -> bool:
         """Grow the used block [start, start+have) in place to ``need`` bytes, if the free
@@ -196,7 +193,7 @@ class FreeList:
             assert start > end, f"free blocks overlap or touch at {start}"
             end = start + size
             assert self.ends[end] == start
-            assert self.tree[start // self.align + self.width] == size
+            assert self.tree[end // self.align - 1 + self.width] == size
         assert end <= self.heap
         assert len(self.ends) == len(blocks)
         assert self.total == sum(s for _, s in blocks)

@@ -176,7 +176,8 @@ class FirstFit(Fit):
 
 @register_policy("alloc", "next_fit")
 class NextFit(Fit):
-    """First fit, but the search starts where the last allocation was placed and wraps."""
+    """First fit, but the search starts at the free block holding or following the address of
+    the last allocation, and wraps to the bottom once."""
 
     def __init__(self, heap: int, align: int, **kw: object) -> None:
         super().__init__(heap, align, **kw)
