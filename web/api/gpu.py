@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from web.api.pool import WorkerPool
+from web.api.pool import JobFailed, JobTimeout, WorkerPool
 from web.server_config import Limits
 
 NO_FLAG = "the server was started without --gpu (run `contention serve --gpu`)"
@@ -31,7 +31,10 @@ class Gpu:
             return {"available": False, "device": None, "reason": NO_FLAG}
         async with self._probe:
             if self._status is None:
-                self._status = await self.pool().run("status", timeout=120.0)
+                try:
+                    self._status = await self.pool().run("status", timeout=120.0)
+                except (JobFailed, JobTimeout) as exc:  # not cached: the next request probes again
+                    return {"available": False, "device": None, "reason": f"the GPU probe failed: {exc}"}
         return self._status
 
     async def replay(self, preset: str, seed: int | None, duration: float | None) -> dict:

@@ -3,8 +3,8 @@
 Workers are long-lived processes (spawn start method, lowered CPU priority so the API stays
 responsive), one job at a time each; idle workers wait in a FIFO queue. Admission: at most
 ``size`` jobs run and ``queue`` more wait; past that ``run`` raises Busy (the API answers 429).
-A job past its timeout, or one whose caller goes away, kills its worker and a fresh one takes
-the slot, so a runaway run never keeps a CPU. Jobs are functions named in a module that the
+A job past its timeout, or one that is cancelled, kills its worker and a fresh one takes the
+slot, so a runaway run never keeps a CPU. Jobs are functions named in a module that the
 worker imports; a job's ValueError comes back as JobRejected (bad input), anything else as
 JobFailed.
 """
@@ -197,12 +197,18 @@ class WorkerPool:
             self.rejected_busy += 1
             raise Busy(self.retry_after())
         self._admitted += 1
+        timeout = self.timeout if timeout is None else timeout
         try:
-            w = await self._idle.get()
+            # with at most size + queue jobs admitted, a worker frees up well within this
+            wait = STARTUP_TIMEOUT + timeout * (1 + self.queue / self.size)
+            try:
+                w = await asyncio.wait_for(self._idle.get(), wait)
+            except TimeoutError:
+                raise JobFailed(f"no worker was free within {wait:g} s (do the workers start? see the log)") from None
             ok = False
             t0 = time.monotonic()
             try:
-                reply = await self._call(w, name, kwargs, self.timeout if timeout is None else timeout)
+                reply = await self._call(w, name, kwargs, timeout)
                 ok = True
             finally:
                 if ok:
