@@ -316,3 +316,16 @@ def test_views_are_json_heap_maps():
         assert v["kind"] == "heap" and v["heap"] == 1048576, name
         assert sum(r[1] for r in v["ranges"]) == v["heap"] or v["truncated"]
         assert any(r[2] is not None for r in v["ranges"]) and v["recent"]
+
+
+def test_checkpoints_copy_the_heap_and_seek_back_exactly():
+    from sims.core.scenario import Scenario
+
+    sc = Scenario("alloc-shred", duration=60.0, checkpoint_every=20.0)
+    sc.run()
+    end = sc.metrics()
+    sc.seek(30.0)
+    sc.check_invariants()
+    sc.advance(60.0)
+    assert sc.metrics() == end
+    sc.check_invariants()

@@ -48,6 +48,16 @@ class FreeList:
         self.by_size: list[int] | None = [heap << self._shift] if by_size else None
         self._set(heap, heap)
 
+    def __deepcopy__(self, memo: dict) -> FreeList:
+        """Checkpoints: every field is ints in flat containers, so one level of copying is a
+        full copy (``copy.deepcopy`` would walk the 2 x units tree node by node)."""
+        new = FreeList.__new__(FreeList)
+        for name in self.__slots__:
+            value = getattr(self, name)
+            setattr(new, name, value.copy() if isinstance(value, (list, dict)) else value)
+        memo[id(self)] = new
+        return new
+
     # -- the tree ----------------------------------------------------------------------------
     def _set(self, end: int, size: int) -> None:
         """The leaf of the block ending at ``end`` := size, then fix ancestors until one
