@@ -25,30 +25,13 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 CONTIG_BLOCK = 16  # contiguous tensors are viewed as blocks of this many tokens (identity table)
 
 
-def _field(rec, *names, default=None):
-    """Read a record field whether the engine hands over objects, dicts or named tuples."""
-    for n in names:
-        if isinstance(rec, dict):
-            if n in rec:
-                return rec[n]
-        elif hasattr(rec, n):
-            return getattr(rec, n)
-    return default
-
-
 def seq_steps(record) -> list[SeqStep]:
-    """The per-sequence part of one engine step record."""
-    out = []
-    for s in _field(record, "seqs", "sequences", "batch", default=[]):
-        if isinstance(s, (tuple, list)):
-            rid, new, ctx, table = s[0], s[1], s[2], s[3]
-        else:
-            rid = _field(s, "rid", "request_id", "id")
-            new = _field(s, "new", "new_tokens", "tokens")
-            ctx = _field(s, "context", "context_len", "ctx")
-            table = _field(s, "table", "block_table", "blocks", default=())
-        out.append(SeqStep(int(rid), int(new), int(ctx), tuple(int(b) for b in table)))
-    return out
+    """The per-sequence part of one engine ``StepRecord`` (``seqs``: StepSeq(rid, new_tokens,
+    context, block_table); prefill chunks first, then decodes)."""
+    return [
+        SeqStep(int(s.rid), int(s.new_tokens), int(s.context), tuple(int(b) for b in s.block_table))
+        for s in record.seqs
+    ]
 
 
 def find_engine(panel):
@@ -69,7 +52,6 @@ class Replayer:
     paged: bool
     full_model: bool = False
     max_steps: int = 0
-    keep_steps: bool = False
     steps: list[dict] = field(default_factory=list)
     features: list[calibrate.StepFeatures] = field(default_factory=list)
     skipped: int = 0
@@ -125,8 +107,7 @@ class Replayer:
         if self.max_steps and len(self.steps) >= self.max_steps:
             self.skipped += 1
             return
-        block_size = int(_field(record, "block_size", default=16))
-        num_blocks = int(_field(record, "num_blocks", default=0))
+        block_size, num_blocks = int(record.block_size), int(record.num_blocks)
         seqs = seq_steps(record)
         if self.model is None:
             self._setup(block_size if self.paged else CONTIG_BLOCK)
@@ -142,7 +123,7 @@ class Replayer:
                 f"the engine's KV needs more device memory than is free ({exc})".splitlines()[0]
             ) from None
         measured = self._timed(groups)
-        sim = float(_field(record, "duration", "sim_duration", "dt", default=0.0))
+        sim = float(record.duration)
         tokens = sum(s.new for s in seqs)
         alloc = self._allocated() - self.base_bytes
         sh = self.shape
@@ -153,7 +134,7 @@ class Replayer:
         self.features.append(feats)
         self.steps.append(
             {
-                "t": float(_field(record, "t_start", "t", default=0.0)),
+                "t": float(record.t_start),
                 "sim_s": sim,
                 "measured_s": measured,
                 "batch": len(seqs),
@@ -259,7 +240,6 @@ def run(
         paged=allocator == "paged",
         full_model=full_model,
         max_steps=max_steps,
-        keep_steps=keep_steps,
     )
     eng.step_listener = rep
     chunks = 200
@@ -309,7 +289,7 @@ def replay_preset(preset: str, seed: int | None = None, duration: float | None =
     st = gpu_backend.status()
     if not st["available"]:
         raise RuntimeError(f"no CUDA GPU: {st['reason']}")
-    return run(preset, seed, duration, device="cuda", max_steps=5000)
+    return run(preset, seed, duration, device="cuda", max_steps=2000)
 
 
 def calibrate_runs(runs: list[dict], gpu: str | None = None, model: str | None = None):

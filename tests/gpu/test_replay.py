@@ -10,7 +10,9 @@ import torch
 
 from gpu_backend import replay
 from gpu_backend.model import TINY, SeqStep
+from sims.core import api
 from sims.engine import Engine, EngineConfig
+from sims.engine.engine import StepRecord, StepSeq
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -62,11 +64,15 @@ def test_contiguous_baseline_allocates_real_per_request_tensors():
 
 
 def test_seq_steps_reads_engine_records():
-    class Rec:
-        t_start, duration, block_size, num_blocks = 1.0, 0.01, 4, 10
-        seqs = ({"rid": 3, "new_tokens": 5, "context": 9, "block_table": [7, 2, 4]},)
+    rec = StepRecord(1.0, 0.01, 4, 10, (StepSeq(3, 5, 9, (7, 2, 4)), StepSeq(4, 1, 2, (0,))))
+    assert replay.seq_steps(rec) == [SeqStep(3, 5, 9, (7, 2, 4)), SeqStep(4, 1, 2, (0,))]
 
-    assert replay.seq_steps(Rec()) == [SeqStep(3, 5, 9, (7, 2, 4))]
+
+def test_replay_keeps_the_simulation_result():
+    """The replay's simulation is ``contention run``'s: same stream, same decisions, same metrics."""
+    result = replay.run("kv-fragmentation", duration=0.6, panel="paged", device=DEVICE, shape="tiny", dtype="fp32")
+    assert not result["truncated"] and result["gpu"]["steps"] > 0
+    assert result["sim"]["metrics"] == api.run("kv-fragmentation", duration=0.6, panels=["paged"])["panels"]["paged"]
 
 
 def test_run_preset_end_to_end():
