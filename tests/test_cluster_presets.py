@@ -3,9 +3,13 @@ them beside llm-d's). The runs are shared per module: routing-llmd is the long o
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from sims.core import api
+from sims.core import api, presets
+from sims.core.presets import PanelSpec
+from sims.core.scenario import Scenario
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -72,3 +76,17 @@ def test_routing_scale_out_round_robin_hit_rate_is_flat_prefix_aware_grows():
     assert max(rr) - min(rr) < 0.05, rr  # one replica's worth of cache, whatever N
     assert pp[0] < pp[1] < pp[2], pp  # N replicas' worth
     assert pp[1] > 3 * rr[1] and pp[2] > 5 * rr[2], (pp, rr)
+
+
+def test_approx_prefix_falls_behind_only_when_its_state_is_split_across_routers():
+    # the modelling assumption behind routing-llmd's approx_prefix panel (docs/cluster.md)
+    p = presets.load("routing-llmd-short")
+    spec = next(s for s in p.panels if s.policy == "approx_prefix")
+    panels = tuple(PanelSpec(f"routers-{k}", "approx_prefix", dict(spec.params, router_replicas=k)) for k in (1, 2))
+    m = Scenario(replace(p, panels=panels)).run().metrics()
+    precise = run("routing-llmd-short")["precise_prefix"]
+    one, two = m["routers-1"], m["routers-2"]
+    assert abs(one["prefix_hit_rate"] - precise["prefix_hit_rate"]) < 0.05, (one, precise)
+    assert one["ttft_p90"] < 2 * precise["ttft_p90"]
+    assert two["prefix_hit_rate"] < one["prefix_hit_rate"] - 0.15  # each group lives on two pods
+    assert two["ttft_p90"] > 10 * one["ttft_p90"]
