@@ -76,20 +76,36 @@ class EnginePanel(Panel):
         self.acc = Accumulator()
         self._seen: list[int] = []
         self._t = 0.0
+        self._bursts = 0
 
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
         eng = self.engine
         for k in range(lo, hi):
             ev = events[k]
-            if ev["kind"] == "request":
+            kind = ev["kind"]
+            if kind == "request" or kind == "burst":
                 eng.advance(ev["t"])
-                eng.submit(ev, ev["t"])
+                self.on_event(ev)
         eng.advance(until)
         self._t = until
 
     def on_event(self, ev: dict) -> None:
+        """A request, or a "burst" action: ``count`` requests of ``prompt_len``/``output_len``
+        tokens at once (the site's "break it" button); burst requests get negative ids."""
         if ev["kind"] == "request":
             self.engine.submit(ev, ev["t"])
+        elif ev["kind"] == "burst":
+            for _ in range(int(ev.get("count", 1))):
+                self._bursts += 1
+                rid = -self._bursts
+                n = int(ev.get("prompt_len", 2000))
+                req = {
+                    "id": rid,
+                    "prompt_len": n,
+                    "output_len": int(ev.get("output_len", 200)),
+                    "segments": [[f"burst{rid}", n]],
+                }
+                self.engine.submit(req, ev["t"])
 
     def advance(self, until: float) -> None:
         self.engine.advance(until)
