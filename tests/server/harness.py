@@ -77,8 +77,16 @@ def make_dist(base: Path) -> Path:
     return dist
 
 
-def start_server(base: Path, env: dict[str, str], args: tuple[str, ...] = (), timeout: float = 60.0) -> Server:
-    dist = make_dist(base)
+def start_server(
+    base: Path, env: dict[str, str], args: tuple[str, ...] = (), timeout: float = 60.0, dist: Path | None = None
+) -> Server:
+    """A server over ``dist`` (a built site, whose stamp is moved into the future) or a fake one."""
+    if dist is None:
+        dist = make_dist(base)
+    else:
+        stamp = dist / ".contention-build"
+        stamp.write_text("test\n")
+        os.utime(stamp, (time.time() + 7 * 86400,) * 2)
     port = free_port()
     log = base / "server.log"
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("CONTENTION_")} | env

@@ -120,3 +120,37 @@ def test_gpu_button_shows_measured_beside_simulated(site, main_server, page):
     assert got["step time, total (s)"] == ["1.5", "1.25"] and got["tokens/s"] == ["900", "1000"]  # simulated, measured
     assert got["steps"] == ["", "120"] and got["completed"] == ["40", ""]
     assert "Measured on NVIDIA H200" in page.inner_text(".server-actions")
+
+
+@pytest.mark.slow
+def test_the_real_site_runs_under_the_servers_csp(tmp_path_factory, browser):
+    """The built site, served by `contention serve`: Pyodide starts in its module worker under the
+    CSP (wasm, blob: worker, inline scripts by hash) and the page logs no CSP violation."""
+    from harness import start_server, stop_server
+
+    import site_build
+
+    if not (ROOT / "node_modules" / "pyodide" / "pyodide.mjs").exists():
+        pytest.fail("Pyodide is not installed: run `npm ci` (make test does)")
+    base = tmp_path_factory.mktemp("real")
+    dist = site_build.build(base / "site")
+    server = start_server(base, {"CONTENTION_WORKERS": "1"}, dist=dist)
+    ctx = browser.new_context()
+    pg = ctx.new_page()
+    problems = []
+    pg.on("pageerror", lambda e: problems.append(str(e)))
+    pg.on("console", lambda m: problems.append(m.text) if m.type == "error" or "Content Security" in m.text else None)
+    try:
+        pg.goto(f"{server.url}/play/{PRESET}/#seed=11")
+        pg.wait_for_function(
+            "() => ['ready', 'running', 'paused', 'error'].includes(document.querySelector('contention-sim')?.dataset.state)",
+            timeout=120_000,
+        )
+        assert pg.evaluate("document.querySelector('contention-sim').dataset.state") != "error", problems
+        pg.click(".server-actions button:text('Run at full length on the server')", timeout=15000)
+        pg.wait_for_selector(".server-actions table", timeout=60000)
+        assert "seed 11" in pg.inner_text(".server-actions")
+        assert problems == []
+    finally:
+        ctx.close()
+        stop_server(server)
