@@ -24,7 +24,7 @@ _CSP = (
 COMMON_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"strict-origin-when-cross-origin"),
-    (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), interest-cohort=()"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
 ]
 
 
