@@ -1,7 +1,7 @@
 """An approximate radix tree of prompts, one per worker, as SGLang's cache-aware router keeps.
 
 The router never sees a worker's real cache: it inserts every prompt it routes to a worker into
-that worker's tree and evicts least-recently-used leaves when the tree outgrows ``max_tokens``.
+that worker's tree and evicts least-recently-inserted leaves when the tree outgrows ``max_tokens``.
 Prompts are lists of segments ``[content_id, tokens]`` (see sims/workloads/llm.py); an edge is a
 span ``[lo, hi)`` of one content's tokens, so two prompts share exactly their common segments.
 Invariant: ``size`` equals the sum of edge lengths, and children are keyed by the content id of
@@ -25,8 +25,9 @@ class _Node:
 
 
 class RadixTree:
-    """Token-counting radix tree with LRU leaf eviction; the least recently touched leaf goes
-    first (ties: the one inserted first)."""
+    """Token-counting radix tree with LRU leaf eviction: the leaf least recently inserted
+    through goes first (ties in depth-first order); a parent left childless then competes as a
+    leaf with its own recency."""
 
     __slots__ = ("root", "size", "max_tokens", "tick", "evicted")
 

@@ -46,6 +46,7 @@ class Router:
         self.n = n
         self.params = params
         self.rng = rng
+        self.decisions: dict[str, int] = {}  # how often each branch of the rule decided
 
     def route(self, t: float, req: dict, hashes: list[int], loads: list[PodLoad]) -> int:
         raise NotImplementedError
@@ -62,7 +63,7 @@ class Router:
 
     def metrics(self) -> dict[str, float]:
         """Counts of the router's own decisions, added to the panel's metrics."""
-        return {}
+        return {f"{k}_routes": v for k, v in self.decisions.items()}
 
     def check_invariants(self) -> None:
         pass
@@ -230,14 +231,13 @@ class ApproxPrefix(Router):
         return pick
 
     def state(self):
-        return {"tree_tokens": [tree.size for tree in self.trees], "decisions": dict(self.decisions)}
-
-    def metrics(self):
-        return {f"{k}_routes": v for k, v in self.decisions.items()}
+        tokens = [sum(view[i].size for view in self.views) for i in range(self.n)]
+        return {"tree_tokens": tokens, "router_replicas": len(self.views), "decisions": dict(self.decisions)}
 
     def check_invariants(self):
-        for tree in self.trees:
-            tree.check_invariants()
+        for view in self.views:
+            for tree in view:
+                tree.check_invariants()
 
 
 @register_policy("cluster", "precise_prefix")
@@ -246,8 +246,8 @@ class PrecisePrefix(Router):
     replicas' KV events, ``event_delay`` late. A pod's prefix score is its longest run of
     cached blocks from the prompt's start, over the prompt's blocks. Filter to pods whose score
     reaches ``affinity_threshold``; if every one of them has ``max_waiting`` or more queued, give
-    up stickiness: consider the pods that are not overloaded. Then the weighted scorers (prefix 3, kv 2, queue 2)
-    pick the best, which among pods of similar prefix score is the least loaded."""
+    up stickiness: consider the pods that are not overloaded. Then the weighted scorers (prefix
+    3, kv 2, queue 2) pick the best: among pods of similar prefix score, the least loaded."""
 
     PARAMS = {
         "prefix_weight": Param(float, 3.0, "prefix-cache scorer weight"),
@@ -298,9 +298,6 @@ class PrecisePrefix(Router):
             "events_in_flight": self.bus.in_flight(),
             "decisions": dict(self.decisions),
         }
-
-    def metrics(self):
-        return {f"{k}_routes": v for k, v in self.decisions.items()}
 
     def check_invariants(self):
         self.index.check_invariants()
