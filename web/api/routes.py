@@ -105,22 +105,20 @@ async def trace(request: Request) -> Response:
     st = _state(request)
     p = validate.preset_name(request.path_params["preset"], status=404)
     validate.check_fields(dict(request.query_params), ("seed", "duration"), "query parameter", "query")
-    seed = validate.query_int(request.query_params.get("seed"), "seed")
+    seed = validate.query_seed(request.query_params.get("seed"))
     seed = p.seed if seed is None else seed
-    duration = (
-        validate.duration(validate.query_float(request.query_params.get("duration"), "duration"), st.limits, p.duration)
-        or p.duration
-    )
+    asked = validate.query_float(request.query_params.get("duration"), "duration")
+    duration = validate.duration(asked, st.limits, p.duration)
+    duration = p.duration if duration is None else duration
     if st.traces >= st.limits.traces:
         raise _busy(Busy(1), "trace downloads")
-    st.traces += 1
+    st.traces += 1  # released when the stream ends (below), or here when it never starts
     try:
         await anyio.to_thread.run_sync(jobs.check_events, p, seed, duration, st.limits.max_events)
-    except jobs.LimitExceeded as exc:
+    except BaseException as exc:
         st.traces -= 1
-        raise ApiError(422, str(exc), exc.field, limit=exc.limit) from None
-    except BaseException:
-        st.traces -= 1
+        if isinstance(exc, jobs.LimitExceeded):
+            raise ApiError(422, str(exc), exc.field, limit=exc.limit) from None
         raise
 
     async def body() -> AsyncIterator[str]:

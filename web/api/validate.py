@@ -79,8 +79,10 @@ def check_fields(data: dict, allowed: tuple[str, ...], what: str = "field", whol
 
 
 def preset_name(value: Any, field: str = "preset", status: int = 422) -> presets.Preset:
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str):
         raise ApiError(422, f"{field} must be a preset name (a string), got {_json_type(value)}", field)
+    if not value:
+        raise ApiError(422, f"{field} is empty; expected a preset name", field)
     try:
         return presets.load(value)  # cached after the first load
     except presets.PresetError as exc:
@@ -107,18 +109,11 @@ def duration(value: Any, limits: Limits, default: float) -> float | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ApiError(422, f"duration must be a number of seconds, got {_json_type(value)}", "duration")
         try:
-            value = float(value)  # an integer past the float range overflows here
-        except OverflowError:
+            value = float(value)
+        except OverflowError:  # an integer past the float range: over any bound
             value = math.inf
-        if not math.isfinite(value) or value <= 0:
-            if value == math.inf:
-                raise ApiError(
-                    422,
-                    f"duration is over the limit max_duration = {limits.max_duration:g} s",
-                    "duration",
-                    limit="max_duration",
-                )
-            raise ApiError(422, "duration must be a positive, finite number of seconds", "duration")
+        if math.isnan(value) or value <= 0:
+            raise ApiError(422, "duration must be a positive number of seconds", "duration")
     effective = default if value is None else value
     if effective > limits.max_duration:
         raise ApiError(
@@ -159,13 +154,13 @@ def run_request(data: dict, limits: Limits, *, allow_panels: bool = True) -> Run
     )
 
 
-def query_int(text: str | None, field: str) -> int | None:
-    """An integer query parameter (decimal digits only), or None when absent."""
+def query_seed(text: str | None) -> int | None:
+    """The ``seed`` query parameter (decimal digits only), or None when absent."""
     if text is None:
         return None
     if not (text.isascii() and text.isdigit()) or len(text) > 20:
-        raise ApiError(422, f"{field} must be a non-negative integer", field)
-    return seed(int(text)) if field == "seed" else int(text)
+        raise ApiError(422, "seed must be a non-negative integer", "seed")
+    return seed(int(text))
 
 
 def query_float(text: str | None, field: str) -> float | None:
