@@ -1,7 +1,8 @@
 """Build dist/ before serving when it is missing or stale, with a progress bar on the terminal.
 
-Stale means: some source file (under sims/, presets/, templates/, web/static/, or web/bridge.py)
-is newer than the stamp file that a finished build leaves in dist/. The stamp is written last,
+Stale means: some source file (under sims/, presets/, templates/, web/static/, or web/bridge.py,
+site_build.py itself, or package-lock.json, which pins Pyodide) is newer than the stamp file that
+a finished build leaves in dist/. The stamp is written last,
 so an interrupted build is rebuilt next time.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 STAMP = ".contention-build"
-SOURCES = ("sims", "presets", "templates", "web/static", "web/bridge.py")
+SOURCES = ("sims", "presets", "templates", "web/static", "web/bridge.py", "site_build.py", "package-lock.json")
 
 
 def newest_source(root: Path) -> tuple[float, Path | None]:

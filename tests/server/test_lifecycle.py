@@ -97,6 +97,8 @@ def make_sources(root: Path) -> Path:
     (root / "web" / "static").mkdir(parents=True)
     (root / "web" / "static" / "site.css").write_text("body{}\n")
     (root / "web" / "bridge.py").write_text("\n")
+    (root / "site_build.py").write_text("\n")
+    (root / "README.md").write_text("not a source\n")
     return root
 
 
@@ -118,7 +120,9 @@ def test_stale_reason(tmp_path):
     assert server_build.stale_reason(dist, root) is None
     (root / "sims" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"")  # never a reason
     assert server_build.stale_reason(dist, root) is None
-    for rel in ("web/static/site.css", "web/bridge.py", "sims/a.py"):
+    set_mtime(root / "README.md", now)  # not a source of the site
+    assert server_build.stale_reason(dist, root) is None
+    for rel in ("web/static/site.css", "web/bridge.py", "sims/a.py", "site_build.py"):
         set_mtime(root / rel, now)
         assert rel in server_build.stale_reason(dist, root)
         set_mtime(root / rel, now - 100)
