@@ -29,19 +29,9 @@ class ModelShape:
     intermediate: int  # MLP width
     vocab: int
 
-    @property
-    def kv_bytes_per_token(self) -> int:
-        """Bytes of K and V per token over all layers at 2 bytes per value."""
-        return 2 * self.layers * self.kv_heads * self.head_dim * 2
-
-    @property
-    def params(self) -> int:
-        attn = (
-            self.hidden * (self.q_heads + 2 * self.kv_heads) * self.head_dim
-            + self.q_heads * self.head_dim * self.hidden
-        )
-        mlp = 3 * self.hidden * self.intermediate
-        return self.layers * (attn + mlp) + 2 * self.vocab * self.hidden
+    def kv_bytes_per_token(self, elem_bytes: int = 2) -> int:
+        """Bytes of K and V per token over all layers."""
+        return 2 * self.layers * self.kv_heads * self.head_dim * elem_bytes
 
 
 LLAMA3_8B = ModelShape("Llama-3-8B", 32, 8, 128, 32, 4096, 14336, 128256)

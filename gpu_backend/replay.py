@@ -63,13 +63,16 @@ class Replayer:
 
     # -- memory ----------------------------------------------------------------------------------
     def _allocated(self) -> int:
-        if self.device.type == "cuda":  # less the activation buffer attention-only replay keeps
-            scratch = self.model._qkv if self.model is not None else None
-            return torch.cuda.memory_allocated(self.device) - (
-                scratch.numel() * scratch.element_size() if scratch is not None else 0
-            )
+        """Bytes allocated now: torch's count on CUDA (less attention-only replay's activation
+        buffer), else the KV tensors' sizes. ``base_bytes`` (weights, taken at setup) is subtracted
+        by the caller."""
         pool = self.model.kv_bytes() if self.model is not None and self.paged else 0
-        return self.base_bytes + pool + sum(t.numel() * t.element_size() for t in self.stores.values())
+        if self.device.type != "cuda":
+            return pool + sum(t.numel() * t.element_size() for t in self.stores.values())
+        scratch = self.model._qkv if self.model is not None else None
+        return torch.cuda.memory_allocated(self.device) - (
+            scratch.numel() * scratch.element_size() if scratch is not None else 0
+        )
 
     def _setup(self, block_size: int) -> None:
         if self.device.type == "cuda":
@@ -79,7 +82,7 @@ class Replayer:
         )
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
-        self.base_bytes = self._allocated() - (self.model.kv_bytes() if self.paged else 0)
+            self.base_bytes = self._allocated() - (self.model.kv_bytes() if self.paged else 0)
 
     def _contiguous_groups(self, seqs: list[SeqStep]) -> list[tuple[torch.Tensor, StepInputs]]:
         """Per-request tensors sized to each reservation (table = [region, reserved]); a request that
@@ -126,8 +129,7 @@ class Replayer:
         sim = float(record.duration)
         tokens = sum(s.new for s in seqs)
         alloc = self._allocated() - self.base_bytes
-        sh = self.shape
-        per_token = 2 * sh.layers * sh.kv_heads * sh.head_dim * (torch.finfo(self.dtype).bits // 8)
+        per_token = self.shape.kv_bytes_per_token(torch.finfo(self.dtype).bits // 8)
         used = sum(s.context for s in seqs) * per_token
         held = len({b for s in seqs for b in s.table}) * block_size * per_token if self.paged else alloc
         feats = calibrate.features([(s.new, s.context) for s in seqs], measured)

@@ -56,7 +56,7 @@ def test_contiguous_baseline_allocates_real_per_request_tensors():
     rep = _engine_replay("contiguous_max")
     s = replay.summarize(rep.steps)
     assert rep.stores  # live requests hold their own tensors
-    per_token = 2 * TINY.layers * TINY.kv_heads * TINY.head_dim * 4
+    per_token = TINY.kv_bytes_per_token(4)
     assert all(t.shape[2] * replay.CONTIG_BLOCK >= 128 for t in rep.stores.values())  # max_model_len each
     # each running request reserves max_model_len = 128 slots: most of that memory holds no token
     assert s["kv_mean_token_share"] < 0.5
