@@ -385,11 +385,17 @@ class TpmPostDebit(TpmPanel):
 
     def _complete(self, t: float, handle: object, actual: int) -> None:
         c = self.counter
-        c.expire(t)
-        c.add(t, actual)
+        log = c.log
+        edge = t - self.window
+        while log and log[0][0] <= edge:  # c.expire(t)
+            e = log.popleft()
+            c.total -= e[1]
+            e[2] = False
+        log.append([t, actual, True])  # c.add(t, actual)
+        total = c.total = c.total + actual
         self.tokens_charged += actual
-        if c.total > self.peak_counter:
-            self.peak_counter = c.total
+        if total > self.peak_counter:
+            self.peak_counter = total
 
     def _retry_after(self, t: float, ev: dict) -> float | None:
         wait = self.reqlog.wait(t, self.rpm) if self.rpm else 0.0
@@ -484,9 +490,11 @@ class TpmShared(TpmPanel):
             self.peak_counter = total
         return e
 
-    def _complete(self, t: float, handle: object, actual: int) -> None:
+    def _complete(self, t: float, handle: list, actual: int) -> None:
         self.tokens_charged += actual - handle[1]
-        self.counter.settle(handle, actual)
+        if handle[2]:  # self.counter.settle(handle, actual)
+            self.counter.total += actual - handle[1]
+        handle[1] = actual
 
     def _retry_after(self, t: float, ev: dict) -> float | None:
         if self.sync == 0:
