@@ -60,3 +60,37 @@ if __name__ == "__main__":
         f"median wall {wall:.3f} s for {DURATION:.0f} s simulated = {DURATION / wall:.0f}x real time, "
         f"{wall / s.steps * 1e6:.1f} us/step"
     )
+
+
+def _calls_per_step(n_running: int, steps: int = 40) -> float:
+    """Python calls made by ``steps`` decode steps with ``n_running`` sequences decoding and
+    none crossing a block boundary or finishing (block_size larger than any sequence)."""
+    import sys
+
+    cfg = EngineConfig(
+        gpu="H100-80GB", model="Llama-3-8B", max_num_seqs=256, max_model_len=1024, block_size=2048, kv_tokens=2048 * 300
+    )
+    eng = Engine(cfg)
+    for i in range(n_running):
+        eng.submit({"id": i, "prompt_len": 10, "output_len": 900, "segments": [[f"u{i}", 10]]}, 0.0)
+    while eng.num_waiting or eng._prefilling:
+        eng.advance(eng.now)
+    calls = 0
+
+    def prof(frame, event, arg):
+        nonlocal calls
+        if event in ("call", "c_call"):
+            calls += 1
+
+    sys.setprofile(prof)
+    try:
+        for _ in range(steps):
+            eng.advance(eng.now)
+    finally:
+        sys.setprofile(None)
+    assert eng.num_running == n_running
+    return calls / steps
+
+
+def test_a_decode_step_does_not_touch_every_running_sequence():
+    assert _calls_per_step(256) == _calls_per_step(8)
