@@ -24,9 +24,12 @@ Public API (other topics build on it; keep it stable):
       leave the prefix cache; ``step_listener``: ``fn(StepRecord)`` once per executed step
       (t_start, duration, block_size, num_blocks, seqs: StepSeq(rid, new_tokens, context,
       block_table));
-    - ``records``: completed requests (``metrics.Record``: arrival, first_token, finish,
-      prompt_len, output_len, cached_tokens, preemptions); ``stats``: ``metrics.EngineStats``;
-      ``rejected``: ids of requests refused at submit (prompt does not fit max_model_len).
+    - ``records``: completed requests (``metrics.Record``: rid, arrival, first_token, finish,
+      prompt_len, output_len, cached_tokens, preemptions, tenant, samples); ``stats``:
+      ``metrics.EngineStats`` (sums over steps; ``merge`` across replicas); ``rejected``: ids of
+      requests refused at submit (the prompt does not fit max_model_len).
+    ``Deployment`` (sims.engine.disagg) drives several engines (colocated, or disaggregated
+    prefill/decode pools with a KV transfer) through the same submit/advance/records/stats.
 
 ``summarize(records, elapsed, stats) -> dict`` (sims.engine.metrics)
     The DESIGN engine metrics over one or many replicas: completed ttft_p50 ttft_p90 ttft_p99

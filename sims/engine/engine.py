@@ -87,6 +87,11 @@ class Engine:
                 f"KV capacity {self.alloc.capacity} tokens is below max_model_len "
                 f"{self.max_model_len}: lower max_model_len or raise kv_tokens"
             )
+        if not cfg.chunked_prefill and cfg.max_num_batched_tokens < self.max_model_len:
+            raise ValueError(
+                f"chunked_prefill is off, so max_num_batched_tokens ({cfg.max_num_batched_tokens}) "
+                f"must be >= max_model_len ({self.max_model_len}) or long prompts never run"
+            )
         self.paged = self.alloc.paged
         self.caching = self.paged and cfg.prefix_caching
         self.block_size = cfg.block_size if self.paged else 1
