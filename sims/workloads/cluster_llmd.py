@@ -4,8 +4,8 @@
 group's ``prefix_len``-token shared prefix and ends with its own ``question_len``-token question
 (inference-perf's ``shared_prefix`` data). Like inference-perf, the prompts are shuffled once and
 then sent in that order, cycling (``order = "cycle"``); ``order = "random"`` draws each arrival's
-prompt uniformly instead. From ``hot_from`` on, a ``hot_frac`` share of arrivals goes to the viral group 0 instead.
-Arrivals are Poisson, with a load ladder.
+prompt uniformly instead. From ``hot_from`` on, a ``hot_frac`` share of arrivals goes to the
+viral group 0 instead. Arrivals are Poisson, with a load ladder.
 """
 
 from __future__ import annotations
