@@ -329,3 +329,17 @@ def test_checkpoints_copy_the_heap_and_seek_back_exactly():
     sc.advance(60.0)
     assert sc.metrics() == end
     sc.check_invariants()
+
+
+@pytest.mark.parametrize("name", ["alloc-shred", "alloc-growing"])
+def test_preset_buttons_work_on_every_panel(name):
+    from sims.core.scenario import Scenario
+
+    sc = Scenario(name, duration=20.0).run()
+    for action in sc.preset.actions:
+        for panel in sc.panels.values():
+            before = panel.metrics()["requests"]
+            panel.on_event({"t": 20.0, **action["event"]})
+            panel.on_event({"t": 20.0, **action["event"]})  # twice: each press is a new object
+            panel.check_invariants()
+            assert panel.metrics()["requests"] == before + 2

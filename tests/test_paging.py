@@ -249,3 +249,16 @@ def test_views_are_json_and_checkpoints_share_the_stream():
     sc.seek(0.5)
     sc.advance(2.0)
     assert sc.metrics() == before
+
+
+@pytest.mark.parametrize("name", ["paging-loop", "paging-locality"])
+def test_preset_buttons_work_on_every_panel(name):
+    from sims.core.scenario import Scenario
+
+    sc = Scenario(name, duration=1.0).run()
+    for action in sc.preset.actions:
+        for panel in sc.panels.values():
+            before = panel.metrics()["refs"]
+            panel.on_event({"t": 1.0, **action["event"]})
+            panel.check_invariants()
+            assert panel.metrics()["refs"] == before + action["event"]["length"]
