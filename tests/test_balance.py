@@ -76,6 +76,23 @@ def test_snapshot_at_t_equals_a_run_to_t_with_a_kill():
     assert views["ewma"]["servers"][0]["alive"] is False
 
 
+def test_seeking_back_through_checkpoints_replays_exactly():
+    p = presets.load("balance-slow-server").with_overrides(
+        {
+            "events": [{"t": 1.0, "kind": "kill_server", "server": 0}, {"t": 2.0, "kind": "slow_server", "server": 2}],
+            "duration": 4.0,
+        }
+    )
+    sc = Scenario(p, checkpoint_every=0.5)
+    sc.advance(3.7)
+    late = sc.metrics()
+    for t in (1.2, 0.3, 2.6):
+        sc.seek(t)
+        assert sc.metrics() == Scenario(p, duration=t).run().metrics()
+    sc.advance(3.7)
+    assert sc.metrics() == late
+
+
 # -- properties ----------------------------------------------------------------------------------
 _REQUEST = st.tuples(st.just("request"), st.floats(0.001, 0.3))
 _EVENT = st.one_of(

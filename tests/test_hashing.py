@@ -64,6 +64,19 @@ def test_snapshot_at_t_equals_a_run_to_t_across_a_membership_change():
     assert views["bounded_load"]["members"][0]["name"] == "n0" and views["ring"]["ring"]
 
 
+def test_seeking_back_through_checkpoints_replays_exactly():
+    events = [{"t": 1.0, "kind": "add_node"}, {"t": 2.0, "kind": "remove_node", "node": "n1"}]
+    p = presets.load("hashing-hot-key").with_overrides({"events": events, "workload.rate": 2000.0, "duration": 3.0})
+    sc = Scenario(p, checkpoint_every=0.5)
+    sc.advance(2.8)
+    late = sc.metrics()
+    for t in (1.2, 0.3, 2.1):
+        sc.seek(t)
+        assert sc.metrics() == Scenario(p, duration=t).run().metrics()
+    sc.advance(2.8)
+    assert sc.metrics() == late
+
+
 # -- properties ----------------------------------------------------------------------------------
 _CHANGES = st.lists(st.tuples(st.booleans(), st.integers(0, 1000)), min_size=1, max_size=12)
 

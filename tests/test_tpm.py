@@ -145,6 +145,17 @@ def test_snapshot_at_t_equals_a_run_to_t():
         assert sc.metrics() == Scenario("tpm-overshoot", duration=t).run().metrics()
 
 
+def test_seeking_back_through_checkpoints_replays_exactly():
+    sc = Scenario("tpm-retry-storm", duration=150.0, checkpoint_every=20.0)
+    sc.advance(140.0)
+    late = sc.metrics()
+    for t in (75.0, 12.5, 101.0):
+        sc.seek(t)
+        assert sc.metrics() == Scenario("tpm-retry-storm", duration=t).run().metrics()
+    sc.advance(140.0)
+    assert sc.metrics() == late
+
+
 def test_bad_parameters_are_value_errors():
     with pytest.raises(ValueError, match="client"):
         _panel("tpm_reserve", client="sometimes")

@@ -13,7 +13,7 @@ from math import ceil
 
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
-from sims.hashing.placement import BoundedLoad, Placement, h64
+from sims.hashing.placement import BoundedLoad, Memo, Placement, h64
 
 _RING_VIEW = 360  # ring points sent to the browser at most
 _CHANGES_VIEW = 50
@@ -33,7 +33,7 @@ class HashPanel(Panel):
         self.created = n  # names handed out so far: the next added member is f"n{created}"
         placement.build(self.members)
         self.owner: dict = {}  # key -> member (first choice for bounded_load), first-seen order
-        self.khash: dict = {}  # key -> 64-bit hash
+        self.khash: Memo = Memo()  # key -> 64-bit hash
         self.counts = dict.fromkeys(self.members, 0)  # requests per member since the last change
         self.requests = 0
         self.changes: list[dict] = []

@@ -38,6 +38,13 @@ def jump_hash(key: int, buckets: int) -> int:
     return b
 
 
+class Memo(dict):
+    """A pure cache (its values are functions of its keys): checkpoints share it, never copy it."""
+
+    def __deepcopy__(self, memo: dict) -> Memo:
+        return self
+
+
 class Placement:
     """A policy: ``build(members)`` after each change, then ``lookup(key_hash)`` -> member."""
 
@@ -80,7 +87,7 @@ class Ring(Placement):
         if vnodes < 1:
             raise ValueError(f"vnodes must be >= 1, got {vnodes!r}")
         self.vnodes = vnodes
-        self._cache: dict[str, list[int]] = {}  # member -> its point hashes
+        self._cache: Memo = Memo()  # member -> its point hashes
         self.hashes: list[int] = []  # sorted point hashes
         self.owners: list[str] = []  # owners[i] holds point hashes[i]
 
