@@ -395,11 +395,7 @@ class Engine:
             seq = self._swapped[0][2]
             ctx = seq.prompt_len + seq.generated
             if not alloc.admit(seq, ctx, None, self._wm if running else 0):
-                if self._paused and self._drop_paused(seq):
-                    continue
-                if running == 0 and self._paused:  # only paused requests hold memory: free it all
-                    while self._drop_paused(None, force=True):
-                        pass
+                if self._make_room(seq, running):
                     continue
                 return extra
             heapq.heappop(self._swapped)
@@ -419,11 +415,7 @@ class Engine:
             seq = waiting[0][2]
             if seq.state == PAUSED:
                 if not self._resume(seq, s):
-                    if self._paused and self._drop_paused(seq):
-                        continue
-                    if running == 0 and len(self._paused) > 1:
-                        while self._drop_paused(seq, force=True):
-                            pass
+                    if self._make_room(seq, running):
                         continue
                     break
                 heapq.heappop(waiting)
@@ -437,6 +429,8 @@ class Engine:
                 continue
             if seq.prefilled:  # role=decode: its prompt KV arrives; it decodes at once
                 if not alloc.admit(seq, seq.prompt_len + 1, None, self._wm if running else 0):
+                    if self._make_room(seq, running):
+                        continue
                     break
                 heapq.heappop(waiting)
                 seq.computed = seq.target
@@ -452,11 +446,7 @@ class Engine:
                 break
             hashes = seq.full_hashes(B, target // B) if hashing else None
             if not alloc.admit(seq, target, hashes, self._wm if running else 0):
-                if self._paused and self._drop_paused(seq):
-                    continue
-                if running == 0 and self._paused:
-                    while self._drop_paused(None, force=True):
-                        pass
+                if self._make_room(seq, running):
                     continue
                 break
             heapq.heappop(waiting)
@@ -743,7 +733,20 @@ class Engine:
             self._prefilling.append(seq)
         return True
 
-    def _drop_paused(self, head: Seq | None, force: bool = False) -> bool:
+    def _make_room(self, head: Seq, running: int) -> bool:
+        """Admitting ``head`` failed for memory. Paused requests with worse keys lose their KV;
+        with nothing running, every other paused request does (else nothing could ever run)."""
+        if not self._paused:
+            return False
+        if self._drop_paused(head):
+            return True
+        freed = False
+        if running == 0:
+            while self._drop_paused(head, force=True):
+                freed = True
+        return freed
+
+    def _drop_paused(self, head: Seq, force: bool = False) -> bool:
         """Memory is short for ``head``: a paused request with a worse key (any, if ``force``)
         loses its KV and will prefill again."""
         others = [q for q in self._paused if q is not head]
