@@ -62,6 +62,8 @@ def test_retry_storm_immediate_retries_amplify_429s():
     assert back["rejected"] == 0 and imm["rejected"] > 50
     assert ra["amplification"] > back["amplification"]  # synchronized retry-after collides
     assert none["amplification"] == 1.0 and none["retries"] == 0
+    for v in m.values():  # RPM is enforced alongside TPM: never more than 120 in a minute
+        assert v["max_in_any_window"] <= 120
 
 
 def test_count_rejected_lets_immediate_retries_lock_the_limiter():
