@@ -14,6 +14,7 @@ from sims.core.registry import get_policy, load_topic, resolve_params
 from sims.core.scenario import Scenario
 from sims.ratelimit import make_panel
 from sims.ratelimit.tpm import CLIENTS
+from sims.ratelimit.tpm_window import TokenLog
 
 TPM_POLICIES = ("tpm_reserve", "tpm_estimate", "tpm_post_debit", "tpm_shared")
 
@@ -156,6 +157,20 @@ def test_seeking_back_through_checkpoints_replays_exactly():
         assert sc.metrics() == Scenario("tpm-retry-storm", duration=t).run().metrics()
     sc.advance(140.0)
     assert sc.metrics() == late
+
+
+def test_token_log_window_settle_and_wait():
+    log = TokenLog(60.0)
+    a = log.add(0.0, 500)
+    b = log.add(10.0, 300)
+    log.settle(b, 100)  # reconcile while still in the window
+    assert log.total == 600
+    assert log.wait(30.0, 200) == 30.0  # a's 500 leaves at t = 60
+    log.expire(60.0)  # (t - 60, t]: the entry at 0 is out
+    assert log.total == 100 and not a[2]
+    log.settle(a, 50)  # settling an expired entry changes nothing
+    assert log.total == 100
+    log.check_invariants()
 
 
 def test_bad_parameters_are_value_errors():
