@@ -69,6 +69,17 @@ def test_radix_eviction_reaches_inner_nodes_once_they_become_leaves():
 _prompt = st.lists(st.tuples(st.sampled_from("abcd"), st.integers(1, 40)), min_size=1, max_size=4)
 
 
+def _dedup(p):
+    """Each content at most once per prompt: a prompt that repeats a content at a new offset
+    is not shared past that point (the tree keeps the older edge)."""
+    seen, out = set(), []
+    for c, t in p:
+        if c not in seen:
+            seen.add(c)
+            out.append([c, t])
+    return out
+
+
 def _common(a, b):
     n = 0
     for (ca, ta), (cb, tb) in zip(a, b):
@@ -83,23 +94,26 @@ def _common(a, b):
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_prompt, min_size=1, max_size=12), _prompt)
 def test_radix_match_equals_longest_common_prefix_with_anything_inserted(prompts, probe):
-    # prompts that reuse a content at a new offset are not shared (kept simple): build them so
-    # each content appears at most once per prompt
-    def dedup(p):
-        seen, out = set(), []
-        for c, t in p:
-            if c not in seen:
-                seen.add(c)
-                out.append([c, t])
-        return out
-
-    prompts = [dedup(p) for p in prompts]
-    probe = dedup(probe)
+    prompts = [_dedup(p) for p in prompts]
+    probe = _dedup(probe)
     tree = RadixTree()
     for p in prompts:
         tree.insert(p)
         tree.check_invariants()
     assert tree.match(probe) == max(_common(probe, p) for p in prompts)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_prompt, min_size=1, max_size=25), st.integers(1, 120))
+def test_radix_under_eviction_keeps_its_invariants_and_the_newest_prompt(prompts, cap):
+    tree = RadixTree(max_tokens=cap)
+    for p in prompts:
+        p = _dedup(p)
+        tree.insert(p)
+        tree.check_invariants()  # size == sum of edges <= cap
+        total = sum(t for _, t in p)
+        if total <= cap:
+            assert tree.match(p) == total  # the prompt just inserted is the last to go
 
 
 # -- KV index and event bus ---------------------------------------------------------------------

@@ -76,9 +76,9 @@ class RadixTree:
                     self._trim()
                     return
                 else:
-                    child.tick = tick
                     if child.hi > tokens:  # the segment ends inside this edge: split it
-                        child = self._split(child, tokens)
+                        child = self._split(child, tokens)  # the lower part keeps its recency
+                    child.tick = tick
                 node = child
                 off = child.hi
         self._trim()
