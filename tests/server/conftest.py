@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from harness import Server, start_server, stop_server
+
+from .harness import Server, start_server, stop_server
 
 MAIN_ENV = {
     "CONTENTION_WORKERS": "2",

@@ -12,9 +12,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from harness import ROOT
 
 from sims.core import api
+
+from .harness import ROOT
 
 pytestmark = pytest.mark.browser
 CHROMIUM = Path("/usr/bin/chromium")
@@ -126,9 +127,9 @@ def test_gpu_button_shows_measured_beside_simulated(site, main_server, page):
 def test_the_real_site_runs_under_the_servers_csp(tmp_path_factory, browser):
     """The built site, served by `contention serve`: Pyodide starts in its module worker under the
     CSP (wasm, blob: worker, inline scripts by hash) and the page logs no CSP violation."""
-    from harness import start_server, stop_server
-
     import site_build
+
+    from .harness import start_server, stop_server
 
     if not (ROOT / "node_modules" / "pyodide" / "pyodide.mjs").exists():
         pytest.fail("Pyodide is not installed: run `npm ci` (make test does)")

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from harness import ROOT, free_port, start_server
 
 from web import server_build
+
+from .harness import ROOT, free_port, start_server
 
 PRESET = "ratelimit-burst"
 

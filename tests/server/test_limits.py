@@ -7,7 +7,8 @@ import asyncio
 import time
 
 import httpx
-from harness import cmdline
+
+from .harness import cmdline
 
 PRESET = "ratelimit-burst"
 

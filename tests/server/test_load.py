@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from loadgen import run_load
+from .loadgen import run_load
 
 REQUESTS = 200
 

@@ -10,7 +10,8 @@ import time
 from urllib.parse import urlsplit
 
 import pytest
-from harness import INLINE_SCRIPT, SECRET
+
+from .harness import INLINE_SCRIPT, SECRET
 
 
 def raw_get(url: str, path: str) -> tuple[int, bytes]:

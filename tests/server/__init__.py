@@ -1,0 +1,1 @@
+"""Tests of `contention serve` (a package, so its conftest never shadows tests/conftest.py)."""
