@@ -4,6 +4,8 @@ a crash."""
 
 from __future__ import annotations
 
+import math
+
 from sims.core import api
 
 
@@ -29,6 +31,28 @@ def replay(preset: str, seed: int | None, duration: float | None) -> dict:
     from gpu_backend.replay import replay_preset
 
     out = replay_preset(preset, seed, duration)
-    if isinstance(out, dict) and "sim" in out and "gpu" in out:
-        return out
-    return {"sim": api.run(preset, seed, duration), "gpu": out}
+    if not (isinstance(out, dict) and "sim" in out and "gpu" in out):
+        out = {"sim": api.run(preset, seed, duration), "gpu": out}
+    return plain(out)
+
+
+def plain(value: object) -> object:
+    """JSON-ready: numpy/torch scalars become Python numbers, NaN and infinities become None,
+    tuples become lists (the API never sends NaN, which JSON cannot carry)."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if hasattr(value, "item"):  # a numpy or torch scalar
+        value = value.item()
+        if isinstance(value, (bool, int)):
+            return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return number if math.isfinite(number) else None
