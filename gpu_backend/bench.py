@@ -17,7 +17,7 @@ import torch
 import triton
 
 from gpu_backend import kernels, ops
-from gpu_backend.model import LLAMA3_8B, ModelShape
+from gpu_backend.spec import LLAMA3_8B, ModelShape
 
 DATASHEET_BYTES_S = {"H200": 4.8e12, "H100": 3.35e12, "A100-SXM4-80GB": 2.039e12, "A100-SXM4-40GB": 1.555e12}
 

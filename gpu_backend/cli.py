@@ -80,7 +80,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if st["available"] else 1
 
 
+def _check_shape(args: argparse.Namespace) -> None:
+    from gpu_backend.spec import shape_named
+
+    shape_named(args.shape)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
+    from gpu_backend.spec import engine_panel
+
+    _check_shape(args)
+    engine_panel(args.preset, args.panel)  # bad input fails here, before any device is touched
     device = _device(args)
     from gpu_backend import replay
 
@@ -101,12 +111,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    _check_shape(args)
     device = _device(args)
     import torch
 
     from gpu_backend import bench
-    from gpu_backend.model import shape_named
     from gpu_backend.replay import DTYPES
+    from gpu_backend.spec import shape_named
 
     shape = shape_named(args.shape)
     sizes = (1,) if device == "cpu" else (256, 1024, 4096)
@@ -135,6 +146,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         except json.JSONDecodeError as exc:
             raise UsageError(f"{f}: not a replay JSON file ({exc.msg} at line {exc.lineno})") from None
     if args.presets:
+        from gpu_backend.spec import engine_panel
+
+        _check_shape(args)
+        for name in args.presets:
+            engine_panel(name, None)
         device = _device(args)
         from gpu_backend import replay
 

@@ -1,4 +1,4 @@
-"""Synthetic model shapes and the per-step device work: KV writes + paged attention per layer, or the
+"""The per-step device work: KV writes + paged attention per layer, or the
 whole synthetic transformer (random weights, nothing downloaded) so step times include weight reads.
 
 A step's sequences are ordered decode first (one new token each, the split-K decode kernel), then
@@ -14,35 +14,7 @@ from itertools import accumulate
 import torch
 
 from gpu_backend import ops
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """Attention (and, for the full model, MLP) dimensions of a decoder-only transformer."""
-
-    name: str
-    q_heads: int
-    kv_heads: int
-    head_dim: int
-    layers: int
-    hidden: int  # q_heads * head_dim for Llama
-    intermediate: int  # MLP width
-    vocab: int
-
-    def kv_bytes_per_token(self, elem_bytes: int = 2) -> int:
-        """Bytes of K and V per token over all layers."""
-        return 2 * self.layers * self.kv_heads * self.head_dim * elem_bytes
-
-
-LLAMA3_8B = ModelShape("Llama-3-8B", 32, 8, 128, 32, 4096, 14336, 128256)
-TINY = ModelShape("tiny", 4, 2, 16, 2, 64, 128, 256)
-SHAPES = {s.name: s for s in (LLAMA3_8B, TINY)}
-
-
-def shape_named(name: str) -> ModelShape:
-    if name not in SHAPES:
-        raise ValueError(f"unknown model shape {name!r}; valid: {', '.join(SHAPES)}")
-    return SHAPES[name]
+from gpu_backend.spec import ModelShape
 
 
 @dataclass(frozen=True)

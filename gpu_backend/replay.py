@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import torch
 
 from gpu_backend import calibrate
-from gpu_backend.model import ModelShape, PagedAttentionModel, SeqStep, StepInputs, shape_named
-from sims.core import presets
+from gpu_backend.model import PagedAttentionModel, SeqStep, StepInputs
+from gpu_backend.spec import ModelShape, engine_panel, shape_named
 from sims.core.scenario import Scenario
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -225,13 +225,7 @@ def run(
     dev = torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("no CUDA GPU is available for the replay")
-    p = presets.load(preset)
-    if p.topic != "engine":
-        raise ValueError(f"{preset}: replay needs an engine preset, this one is topic {p.topic!r}")
-    names = p.panel_names()
-    name = panel or names[0]
-    if name not in names:
-        raise ValueError(f"{preset}: unknown panel {name!r}; valid: {', '.join(names)}")
+    p, name = engine_panel(preset, panel)
     sc = Scenario(p, seed, duration, [name])
     eng = find_engine(sc.panels[name])
     allocator = getattr(getattr(eng, "config", None), "allocator", "paged")

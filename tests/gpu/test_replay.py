@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from gpu_backend import replay
-from gpu_backend.model import TINY, SeqStep
+from gpu_backend.model import SeqStep
+from gpu_backend.spec import TINY
 from sims.core import api
 from sims.engine import Engine, EngineConfig
 from sims.engine.engine import StepRecord, StepSeq
