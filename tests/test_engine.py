@@ -379,3 +379,16 @@ def test_parallel_samples_share_the_prompt_and_copy_the_last_block_on_write():
     assert done[0].output_len == 150 and done[0].samples == 3
     m = summarize(eng.records, eng.now, eng.stats)
     assert m["completed"] == 1 and 0 < m["tpot_p50"] < 0.05
+
+
+@pytest.mark.parametrize("name", ["disaggregation", "scheduling-sjf"])
+def test_seeking_back_through_checkpoints_replays_exactly(name):
+    from sims.core.scenario import Scenario
+
+    straight = Scenario(name, duration=12.0).run().metrics()
+    sc = Scenario(name, duration=12.0, checkpoint_every=3.0)
+    sc.advance(10.0)
+    sc.seek(4.5)  # restores the checkpoint at 3.0 and replays
+    sc.advance(12.0)
+    assert sc.metrics() == straight
+    sc.check_invariants()

@@ -9,6 +9,7 @@ which cached block is reused (evicted) next.
 
 from __future__ import annotations
 
+import copy
 import heapq
 from collections import OrderedDict
 
@@ -67,6 +68,11 @@ class LRUFree:
     def __init__(self) -> None:
         self._q: OrderedDict[int, None] = OrderedDict()
 
+    def __deepcopy__(self, memo: dict) -> LRUFree:  # checkpoints: a C-speed copy of ints
+        new = LRUFree.__new__(LRUFree)
+        new._q = OrderedDict(self._q)
+        return new
+
     def push(self, block: int, hashed: bool, cost: float) -> None:
         self._q[block] = None
         if not hashed:
@@ -97,6 +103,12 @@ class CostAwareFree:
         self._live: dict[int, int] = {}  # block -> its valid push order
         self._inflation = 0.0
         self._n = 0
+
+    def __deepcopy__(self, memo: dict) -> CostAwareFree:
+        new = copy.copy(self)
+        new._heap = list(self._heap)
+        new._live = dict(self._live)
+        return new
 
     def push(self, block: int, hashed: bool, cost: float) -> None:
         self._n += 1
@@ -151,6 +163,14 @@ class BlockPool:
         for b in range(num_blocks):
             self.free_q.push(b, False, 0.0)
         self.evictions = 0  # cached blocks handed out again
+
+    def __deepcopy__(self, memo: dict) -> BlockPool:  # lists of ints copy at C speed
+        new = copy.copy(self)
+        new.ref = list(self.ref)
+        new.block_hash = list(self.block_hash)
+        new.cached = dict(self.cached)
+        new.free_q = copy.deepcopy(self.free_q, memo)
+        return new
 
     @property
     def num_free(self) -> int:

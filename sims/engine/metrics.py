@@ -29,6 +29,9 @@ class Record:
     tenant: int = 0
     samples: int = 1  # parallel samples (n); output_len counts the tokens of all of them
 
+    def __deepcopy__(self, memo: dict) -> Record:  # immutable: checkpoints share it
+        return self
+
 
 @dataclass(slots=True)
 class EngineStats:

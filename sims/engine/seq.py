@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 from sims.engine.blocks import block_hashes
@@ -50,6 +51,15 @@ class Seq:
     group: list | None = None  # shared by the samples of one request: [left, finish, preemptions]
     _hashes: list | None = None
     _hashes_all: bool = False  # _hashes covers every full block of prompt + output
+
+    def __deepcopy__(self, memo: dict) -> Seq:
+        """Checkpoints copy what changes; segments and hashes are never mutated, so shared."""
+        new = copy.copy(self)
+        memo[id(self)] = new
+        new.blocks = list(self.blocks)
+        if self.group is not None:
+            new.group = copy.deepcopy(self.group, memo)
+        return new
 
     def full_hashes(self, block_size: int, n: int) -> list[int]:
         """Hashes of (at least) the first ``n`` full blocks of prompt + output, computed lazily."""
