@@ -9,7 +9,9 @@ import subprocess
 import sys
 from functools import cache
 
+import numpy
 import pytest
+import triton
 from conftest import ROOT
 
 from gpu_backend import kernel_checks
@@ -18,9 +20,20 @@ CPU_CASES = [c.name for c in kernel_checks.cases("cpu")]
 GPU_CASES = [c.name for c in kernel_checks.cases("cuda")]
 
 
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split("+")[0].split(".")[:2] if p.isdigit())
+
+
+# triton < 3.9's interpreter with numpy >= 2.4 cannot loop to a loaded scalar (DESIGN.md): the
+# dynamic-loop cases are for the GPU path and run here only where the interpreter can take them
+_DYN_BROKEN = _version(triton.__version__) < (3, 9) and _version(numpy.__version__) >= (2, 4)
+
+
 @cache
 def _run_group(device: str, family: str) -> dict[str, dict]:
     names = [n for n in (CPU_CASES if device == "cpu" else GPU_CASES) if n.startswith(family + "-")]
+    if device == "cpu" and _DYN_BROKEN:
+        names = [n for n in names if not n.endswith("-dyn")]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
@@ -57,7 +70,19 @@ def _check(device: str, name: str) -> None:
     assert res["ok"], f"{name}: max_err={res.get('max_err')} tol={res.get('tol')} {res.get('detail', '')}"
 
 
-@pytest.mark.parametrize("name", CPU_CASES)
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.skipif(
+                _DYN_BROKEN and n.endswith("-dyn"),
+                reason="triton<3.9 interpreter + numpy>=2.4: no loop to a loaded scalar",
+            ),
+        )
+        for n in CPU_CASES
+    ],
+)
 def test_kernel_in_interpreter(name):
     _check("cpu", name)
 
