@@ -74,7 +74,9 @@ def create_app(dist: Path, limits: Limits | None = None, gpu: bool = False) -> H
         lifespan=lifespan,
     )
     app.state.limits = limits
-    app.state.pool = WorkerPool("web.api.jobs", limits.workers, limits.queue, limits.run_timeout, warm="warm")
+    app.state.pool = WorkerPool(
+        "web.api.jobs", limits.workers, limits.queue, limits.run_timeout, warm="warm", nice=limits.worker_nice
+    )
     app.state.gpu = Gpu(gpu, limits)
     app.state.traces = 0  # trace downloads in progress
     return HttpPolicy(app)

@@ -21,6 +21,7 @@ class Limits:
     workers: int = 0  # worker processes; 0 = min(4, CPU count)
     queue: int = 0  # runs that may wait for a worker; 0 = 4 per worker; more is 429
     traces: int = 2  # trace downloads at once; more is 429
+    worker_nice: int = 5  # CPU priority of run workers below the server's, so the API stays responsive
     gpu_timeout: float = 600.0  # wall seconds per GPU replay
     shutdown_grace: float = 5.0  # seconds in-flight requests get after SIGINT/SIGTERM
 
