@@ -44,7 +44,7 @@ for _ext, _type in MIME_TYPES.items():
     mimetypes.add_type(_type, _ext)
 
 # What embed.js loads from another origin: scripts, styles, our Python zip, Pyodide's files.
-EMBED_SUFFIXES = (".js", ".mjs", ".css", ".wasm", ".zip", ".json", ".py", ".whl", ".tar", ".map")
+EMBED_SUFFIXES = (".js", ".mjs", ".css", ".wasm", ".zip", ".json", ".py", ".whl", ".tar", ".map", ".woff2")
 CORS_HEADERS = [
     (b"access-control-allow-origin", b"*"),
     (b"cross-origin-resource-policy", b"cross-origin"),
