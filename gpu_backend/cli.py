@@ -236,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--from", dest="from_files", nargs="+", metavar="F", help="replay JSON files (replay --out F)")
     s.add_argument("--seed", type=int, help="stream seed (default: each preset's)")
     s.add_argument("--duration", type=float, help="virtual seconds per preset")
-    s.add_argument("--max-steps", type=int, default=0, help="engine steps per preset (0 = no limit)")
+    s.add_argument("--max-steps", type=int, default=2000, help="engine steps per preset (0 = no limit)")
     s.add_argument("--attention-only", action="store_true", help="replay attention only (no weight reads)")
     s.add_argument("--gpu-name", help="profiles.toml GPU to calibrate (default: from the replays' device)")
     s.add_argument("--model-name", help="profiles.toml model to compare with (default: the replayed shape)")
