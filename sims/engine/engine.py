@@ -147,8 +147,11 @@ class Engine:
     def kv_listener(self, fn) -> None:
         """fn(t, "stored" | "removed", hashes) when full blocks enter or leave the prefix cache."""
         self._kv_listener = fn
-        if self.paged:
-            self.alloc.kv_listener = None if fn is None else (lambda kind, hashes: fn(self.now, kind, hashes))
+        if self.paged:  # a bound method, so a deep copy (checkpoint) reports its own clock
+            self.alloc.kv_listener = None if fn is None else self._emit_kv
+
+    def _emit_kv(self, kind: str, hashes: list[int]) -> None:
+        self._kv_listener(self.now, kind, hashes)
 
     @property
     def num_waiting(self) -> int:
