@@ -248,6 +248,10 @@ def build(out: Path, progress: Progress | None = None) -> Path:
         ),
     )
     (out / "static" / "presets" / "index.json").write_text(json.dumps(sorted(metas)))
+    # embeds (issue 8, web/embed_build.py): dist/embed.js, embed/PRESET/, examples/, docs/embedding.md
+    from web import embed_build
+
+    embed_build.build_embeds(out, env, all_presets, metas, common)
     report("done", 1.0)
     return out
 

@@ -20,11 +20,6 @@ def expected(name: str, seed: int | None, t: float, panels: list[str] | None = N
     return json.loads(json.dumps(api.run(name, seed, t, panels)["panels"]))
 
 
-def check_time(p: presets.Preset) -> float:
-    """A moment inside the run that is cheap to reach in Pyodide (a fifth of the CI prefix)."""
-    return round((p.ci_duration or p.duration) * 0.2, 3)
-
-
 def open_preset(page, server: str, name: str, fragment: str = "") -> None:
     page.goto(f"{server}play/{name}/{fragment}")
     wait_live(page)
@@ -41,27 +36,59 @@ def state(page) -> dict:
 SCREENSHOT_PRESETS = {"ratelimit-burst", "cache-scan"}
 
 
-def test_every_preset_page_runs_hands_over_and_agrees_with_the_cli(page, server):
+def test_every_preset_page_paints_at_once(page, server):
+    """Each preset page draws its precomputed frames before Python is live, without errors."""
     failures = []
     shot_topics: set[str] = set()
     for p in presets.all_presets():
         try:
-            open_preset(page, server, p.name)
-            s = state(page)
-            assert s["state"] == "running", f"state {s}"
-            assert s["handover"] == "ok" and not s["banner"], f"handover {s}"
-            t0 = s["t"]
-            page.wait_for_timeout(400)
-            assert state(page)["t"] > t0 or t0 >= p.duration, "virtual time does not move"
-            t = check_time(p)
-            snap = sim_eval(page, "sim.pause(); await sim.seek(arg); return await sim.snapshot();", t)
-            assert snap["t"] == t, (snap["t"], t)
-            assert snap["panels"] == expected(p.name, p.seed, t), f"snapshot at t={t} differs from `run`"
+            page.goto(f"{server}play/{p.name}/")
+            page.wait_for_function("() => document.querySelector('contention-sim').firstFrameAt", timeout=10_000)
+            info = sim_eval(page, "return {panels: sim.panelNames, poster: !!sim.poster, title: document.title};")
+            assert info["panels"] == p.panel_names() and info["poster"], info
+            assert page.locator(".cs-panel canvas").count() == len(p.panels)
+            assert p.title in info["title"]
             assert not page.errors, page.errors
             if p.name in SCREENSHOT_PRESETS or p.topic not in shot_topics:
                 shot_topics.add(p.topic)
+                page.wait_for_timeout(1500)  # the poster animates meanwhile
                 screenshot(page, f"play-{p.name}")
         except Exception as exc:  # keep going: report every broken preset at once
+            failures.append(f"{p.name}: {str(exc)[:400]}")
+            page.errors.clear()
+    assert not failures, "\n".join(failures)
+
+
+def test_every_preset_runs_live_hands_over_and_agrees_with_the_cli(page, server):
+    """Every preset as a <contention-sim> on one page (one worker, one Pyodide): it goes live,
+    its handover matches the build's frames, time moves, and snapshot() equals `run`."""
+    open_preset(page, server, "ratelimit-burst")
+    failures = []
+    for p in presets.all_presets():
+        try:
+            s = sim_eval(
+                page,
+                """document.querySelectorAll('contention-sim').forEach((e) => e.remove());
+                const el = document.createElement('contention-sim');
+                el.setAttribute('preset', arg);
+                document.querySelector('article').append(el);
+                await el.whenLive();
+                const t0 = el.t;
+                await new Promise((r) => setTimeout(r, 400));
+                return {state: el.dataset.state, handover: el.dataset.handover, t0, t1: el.t,
+                        error: el.dataset.error || null};""",
+                p.name,
+            )
+            assert s["state"] == "running" and s["handover"] == "ok", s
+            assert s["t1"] > s["t0"] or s["t0"] >= p.duration, f"virtual time does not move: {s}"
+            snap = sim_eval(
+                page, "const el = document.querySelector('contention-sim'); el.pause(); return await el.snapshot();"
+            )
+            assert snap["panels"] == expected(p.name, p.seed, snap["t"]), (
+                f"snapshot at t={snap['t']} differs from `run`"
+            )
+            assert not page.errors, page.errors
+        except Exception as exc:
             failures.append(f"{p.name}: {str(exc)[:400]}")
             page.errors.clear()
     assert not failures, "\n".join(failures)
@@ -267,3 +294,13 @@ def test_a_quiz_runs_its_preset_and_reveals_the_answer(page, server):
     )
     assert "fixed_window" in reveal.inner_text()
     screenshot(page, "quiz-ratelimit")
+
+
+def test_reduced_motion_does_not_autoplay(browser, server):
+    ctx = browser.new_context(reduced_motion="reduce")
+    page = ctx.new_page()
+    page.goto(server + "play/ratelimit-burst/")
+    page.wait_for_function("() => document.querySelector('contention-sim').firstFrameAt")
+    page.wait_for_timeout(1500)
+    assert sim_eval(page, "return [sim.t, sim.clock.playing];") == [0, False]
+    ctx.close()

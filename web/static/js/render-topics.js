@@ -171,7 +171,13 @@ function drawEngine(ctx, v, box, theme, y0 = 0, h = box.h) {
     ctx.fillStyle = theme.good;
     ctx.fillRect(PAD + ((r.prompt ?? 0) / maxCtx) * w, y, ((r.generated ?? 0) / maxCtx) * w, rh - 1);
   });
-  text(ctx, `running ${v.num_running ?? running.length} · waiting ${v.num_waiting ?? (v.waiting || []).length}`, PAD, y0 + h - 8, theme.muted);
+  const nWait = v.num_waiting ?? (v.waiting || []).length;
+  const label = `running ${v.num_running ?? running.length} · waiting ${nWait}`;
+  text(ctx, label, PAD, y0 + h - 8, theme.muted);
+  const qx = PAD + ctx.measureText(label).width + 8;
+  const shown = Math.min(nWait, Math.floor((box.w - PAD - qx) / 5));
+  ctx.fillStyle = theme.bad;
+  for (let i = 0; i < shown; i++) ctx.fillRect(qx + i * 5, y0 + h - 12, 4, 8);
 }
 registerRenderer("engine", (ctx, v, box, theme) => drawEngine(ctx, v, box, theme));
 

@@ -81,16 +81,17 @@ registerRenderer("limiter", (ctx, view, box, theme) => {
   const t0 = Math.min(recent[0][0], t1 - 1);
   const span = Math.max(t1 - t0, 1e-9);
   const mid = top + h / 2;
+  const x0 = pad + 62; // room for the row labels
   ctx.fillStyle = theme.track;
-  ctx.fillRect(pad, mid, box.w - 2 * pad, 1);
+  ctx.fillRect(x0, mid, box.w - x0 - pad, 1);
   for (const [t, ok] of recent) {
-    const x = pad + ((t - t0) / span) * (box.w - 2 * pad - 4);
+    const x = x0 + ((t - t0) / span) * (box.w - x0 - pad - 4);
     ctx.fillStyle = ok ? theme.good : theme.bad;
     if (ok) ctx.fillRect(x, mid - h / 2 + 2, 3, h / 2 - 3);
     else ctx.fillRect(x, mid + 2, 3, h / 2 - 3);
   }
-  label(ctx, "admitted", pad, top + 4, theme, theme.good);
-  label(ctx, "rejected", pad, top + h, theme, theme.bad);
+  label(ctx, "admitted", pad, mid - h / 4, theme, theme.good);
+  label(ctx, "rejected", pad, mid + h / 4, theme, theme.bad);
   label(ctx, `last ${fmt(span)} s`, box.w - pad, box.h - 8, theme, theme.muted, "right");
 });
 

@@ -7,7 +7,8 @@ import { sharedWorker } from "./worker-client.js";
 import { Channel, Clock, MAX_LEAD, speedFromSlider, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
 import { drawView, fmt } from "./render.js";
 import "./render-topics.js";
-import { Charts } from "./charts.js";
+// charts.js (and uPlot) load on first use, so a subclass with its own `static Charts` (the embed) never fetches them
+const loadCharts = () => import("./charts.js").then((m) => m.Charts);
 
 const STATIC = new URL("../", import.meta.url);
 const LIGHT = ["#2563eb", "#d97706", "#059669", "#db2777", "#7c3aed", "#0891b2", "#65a30d", "#dc2626"];
@@ -159,7 +160,7 @@ export class ContentionSim extends HTMLElement {
     return this._ready || Promise.reject(new Error("not connected"));
   }
   whenLive() {
-    return this._live || Promise.reject(new Error("not connected"));
+    return this._ready ? this._ready.then(() => this._live) : Promise.reject(new Error("not connected"));
   }
   /** The link state: {seed, speed, t, panels, overrides, actions}. */
   linkState() {
@@ -223,6 +224,7 @@ export class ContentionSim extends HTMLElement {
     this.poster = posterOk && m.poster && m.poster.length ? m.poster : null;
     this.posterShown = -1;
 
+    this._Charts = this.constructor.Charts || (await loadCharts());
     this._buildUI();
     this.clock = new Clock({
       duration: m.duration,
@@ -280,6 +282,7 @@ export class ContentionSim extends HTMLElement {
       }
       this._setStatus("");
       this._clearPanelErrors();
+      this.liveAt ??= performance.now();
       liveResolve();
     } catch (err) {
       this._fail(err);
@@ -313,7 +316,9 @@ export class ContentionSim extends HTMLElement {
     const diffs = [];
     if (live.t !== expected.t) diffs.push(`t ${live.t} != ${expected.t}`);
     for (const n of this.panelNames) {
-      if (JSON.stringify(live.panels[n]) !== JSON.stringify(expected.panels[n])) diffs.push(n);
+      const [a, b] = [live.panels[n] || {}, expected.panels[n] || {}];
+      if (JSON.stringify(a.metrics) !== JSON.stringify(b.metrics)) diffs.push(`${n} metrics`);
+      else if (JSON.stringify(a.view) !== JSON.stringify(b.view)) diffs.push(`${n} view`);
     }
     this.handover = { t: expected.t, ok: !diffs.length, diffs };
     this.clock.maxLead = MAX_LEAD;
@@ -455,7 +460,7 @@ export class ContentionSim extends HTMLElement {
     const watch = m.watch_for && this.getAttribute("caption") !== "false" ? el("p", { class: "cs-watch" }, el("strong", { text: "Watch for: " }), m.watch_for) : "";
     const grid = el("div", { class: "cs-panels" });
     this.keyMetrics = new Set(m.key_metrics || []);
-    const dark = matchMedia("(prefers-color-scheme: dark)").matches;
+    const dark = this.dark ?? matchMedia("(prefers-color-scheme: dark)").matches; // `dark`: a subclass's theme override
     this.colors = dark ? DARK : LIGHT;
     for (const [k, name] of this.panelNames.entries()) {
       const spec = m.panels.find((p) => p.name === name);
@@ -479,7 +484,7 @@ export class ContentionSim extends HTMLElement {
     const chartHost = el("div", { class: "cs-charts" });
     const wrap = el("div", { class: "cs", tabindex: "0", onkeydown: (e) => this.handleKey(e) }, ui.banner, watch, bar, extras, grid, chartHost);
     this.root.append(wrap);
-    this.charts = new Charts(chartHost, m.charts || [], this.panelNames, this.colors);
+    this.charts = new this._Charts(chartHost, m.charts || [], this.panelNames, this.colors);
     this._ro = new ResizeObserver(() => this._scheduleRender(true));
     for (const p of Object.values(ui.panels)) this._ro.observe(p.canvas.parentElement);
   }
@@ -558,6 +563,7 @@ export class ContentionSim extends HTMLElement {
     const f = this.frame;
     const ui = this.ui;
     if (!f || !ui) return;
+    this.firstFrameAt ??= performance.now(); // ms since navigation: the benchmark's first paint
     if (!this._themeCache || this._resized) this._themeCache = this._theme();
     const theme = this._themeCache;
     const dpr = window.devicePixelRatio || 1;
@@ -596,4 +602,5 @@ export class ContentionSim extends HTMLElement {
   }
 }
 
-if (!customElements.get("contention-sim")) customElements.define("contention-sim", ContentionSim);
+// an embed sets globalThis.contentionDefineLater before importing this module and defines its subclass
+if (!globalThis.contentionDefineLater && !customElements.get("contention-sim")) customElements.define("contention-sim", ContentionSim);

@@ -1,0 +1,144 @@
+"""Measure the site in headless chromium (docs/benchmarks.md, "## Browser").
+
+    .venv/bin/python tests/browser/bench_site.py [--runs 3] [--dist dist]
+
+Builds nothing: run ``contention build`` (or ``make build``) first. Prints one JSON object:
+first frame and Pyodide-live times after navigation (cold: a fresh browser context each run, so no
+HTTP or code cache), main-thread frame intervals and render time plus the worker's ``advance``
+time with four panels at 10x, and the bytes a preset page transfers (raw and gzip -6).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from conftest import CHROMIUM, LAUNCH_ARGS  # noqa: E402
+from serve import StaticServer  # noqa: E402
+
+FOUR = {
+    "ratelimit-burst": "fixed_window,sliding_log,sliding_counter,token_bucket",
+    "cache-scan": "lru,arc,lirs,opt",
+}
+
+
+def p95(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(0.95 * len(xs)))] if xs else float("nan")
+
+
+def load_times(browser, url: str, runs: int) -> dict:
+    first, live = [], []
+    for _ in range(runs):
+        ctx = browser.new_context()
+        page = ctx.new_page()
+        page.goto(url)
+        page.wait_for_function("() => document.querySelector('contention-sim').liveAt", timeout=120_000)
+        f, lv = page.evaluate(
+            "() => { const e = document.querySelector('contention-sim'); return [e.firstFrameAt, e.liveAt]; }"
+        )
+        first.append(f / 1000)
+        live.append(lv / 1000)
+        ctx.close()
+    return {
+        "first_frame_s": statistics.median(first),
+        "pyodide_live_s": statistics.median(live),
+        "first_frame_all": first,
+        "pyodide_live_all": live,
+    }
+
+
+def run_at_10x(browser, url: str, seconds: float = 6.0) -> dict:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = ctx.new_page()
+    page.goto(url)
+    page.wait_for_function(
+        "() => document.querySelector('contention-sim').dataset.state === 'running'", timeout=120_000
+    )
+    page.evaluate(
+        "() => { const e = document.querySelector('contention-sim'); e.seek(0); e.setSpeed(10); e.play();"
+        " e.renderTimes.length = 0; e.worker.timings.advance = []; }"
+    )
+    intervals = page.evaluate(
+        """(ms) => new Promise((resolve) => {
+            const out = []; let last = performance.now(); const end = last + ms;
+            const tick = (now) => { out.push(now - last); last = now;
+              if (now < end) requestAnimationFrame(tick); else resolve(out); };
+            requestAnimationFrame(tick); })""",
+        seconds * 1000,
+    )
+    stats = page.evaluate(
+        "() => { const e = document.querySelector('contention-sim');"
+        " return {render: e.renderTimes, advance: e.worker.timings.advance || [], t: e.t}; }"
+    )
+    ctx.close()
+    return {
+        "frame_interval_p95_ms": p95(intervals[1:]),
+        "frames": len(intervals),
+        "render_p95_ms": p95(stats["render"]),
+        "advance_p95_ms": p95(stats["advance"]),
+        "advance_median_ms": statistics.median(stats["advance"]) if stats["advance"] else None,
+        "advances": len(stats["advance"]),
+        "virtual_t_reached": stats["t"],
+    }
+
+
+def transfer(browser, url: str, dist: Path) -> dict:
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    paths: list[str] = []
+    page.on("request", lambda r: paths.append(urlparse(r.url).path) if r.url.startswith("http") else None)
+    page.goto(url)
+    page.wait_for_function("() => document.querySelector('contention-sim').liveAt", timeout=120_000)
+    ctx.close()
+    raw = gz = 0
+    files = {}
+    for path in sorted(set(paths)):
+        f = dist / path.lstrip("/")
+        if f.is_dir():
+            f = f / "index.html"
+        if not f.exists():
+            continue
+        data = f.read_bytes()
+        raw += len(data)
+        gz += len(gzip.compress(data, 6))
+        files[path] = len(data)
+    return {
+        "requests": len(paths),
+        "raw_bytes": raw,
+        "gzip_bytes": gz,
+        "largest": sorted(files.items(), key=lambda x: -x[1])[:6],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--dist", default="dist")
+    args = ap.parse_args()
+    dist = Path(args.dist).resolve()
+    from playwright.sync_api import sync_playwright
+
+    report: dict = {}
+    with StaticServer(dist) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        report["cold_load"] = load_times(browser, base + "play/ratelimit-burst/", args.runs)
+        for name, panels in FOUR.items():
+            report[f"four_panels_10x_{name}"] = run_at_10x(browser, f"{base}play/{name}/#panels={panels}")
+        report["transfer_ratelimit_burst"] = transfer(browser, base + "play/ratelimit-burst/", dist)
+        browser.close()
+    report["measured_at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
