@@ -95,7 +95,8 @@ class Scenario:
         self.t = until
 
     def _checkpoint(self) -> None:
-        self._checkpoints.append((self.t, self._i, copy.deepcopy(self.panels)))
+        # the stream is shared and read-only: a panel holding it directly must not copy it
+        self._checkpoints.append((self.t, self._i, copy.deepcopy(self.panels, {id(self.events): self.events})))
         self._next_cp = self.t + self.checkpoint_every
 
     def _sample(self) -> None:
@@ -161,7 +162,7 @@ class Scenario:
             self.t, self._i = 0.0, 0
         else:
             self.t, self._i = best[0], best[1]
-            self.panels = copy.deepcopy(best[2])
+            self.panels = copy.deepcopy(best[2], {id(self.events): self.events})
         self.series = [s for s in self.series if s["t"] <= self.t]
         if self.sample_dt:
             self._next_sample = (self.series[-1]["t"] + self.sample_dt) if self.series else self.t
