@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dist", default="dist", help="site folder, built first if missing or stale")
     s.set_defaults(fn=cmd_serve)
 
-    s = sub.add_parser("gpu", help="GPU replay, calibration and benchmarks (gpu extra)")
+    s = sub.add_parser("gpu", help="GPU replay, calibration and benchmarks (gpu extra)", add_help=False)
     s.add_argument(
         "gpu_args", nargs=argparse.REMAINDER, help="calibrate | bench | replay ... (see `contention gpu --help`)"
     )
@@ -270,7 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        if argv[:1] == ["gpu"]:  # everything after `gpu` belongs to gpu_backend's own parser
+            return _edge("gpu_backend.cli", "gpu").main(argv[1:]) or 0
         args = build_parser().parse_args(argv)
         if getattr(args, "runs", 1) is not None and getattr(args, "runs", 1) < 1:
             raise UsageError("--runs must be at least 1")

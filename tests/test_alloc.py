@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from conftest import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +17,8 @@ from sims.alloc.panel import AllocPanel
 from sims.core import api, registry, stream
 from sims.core.panel import PanelContext
 from sims.core.presets import load
+
+ROOT = Path(__file__).resolve().parents[1]
 
 POLICIES = sorted(registry.policies("alloc"))
 FITS = ["best_fit", "first_fit", "next_fit", "worst_fit"]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
-from conftest import ROOT
+ROOT = Path(__file__).resolve().parents[1]
+
 
 HARNESS = {"cli.py", "bench.py", "__main__.py"}  # measure wall time / dispatch to the edges lazily
 

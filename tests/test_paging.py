@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from conftest import ROOT
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sims.core import api, registry
 from sims.core.panel import PanelContext
 from sims.paging.panel import PagingPanel
+
+ROOT = Path(__file__).resolve().parents[1]
 
 POLICIES = sorted(registry.policies("paging"))
 BELADY = [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5]

@@ -9,9 +9,11 @@ import os
 import subprocess
 import sys
 from functools import cache
+from pathlib import Path
 
 import pytest
-from conftest import ROOT
+
+ROOT = Path(__file__).resolve().parents[2]
 
 NAMES = [
     "decode-bf16-g4-split",

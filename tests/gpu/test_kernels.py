@@ -8,13 +8,15 @@ import os
 import subprocess
 import sys
 from functools import cache
+from pathlib import Path
 
 import numpy
 import pytest
 import triton
-from conftest import ROOT
 
 from gpu_backend import kernel_checks
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CPU_CASES = [c.name for c in kernel_checks.cases("cpu")]
 GPU_CASES = [c.name for c in kernel_checks.cases("cuda")]

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
-from conftest import ROOT
 
 import gpu_backend
 from gpu_backend import cli
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_status_without_cuda(monkeypatch):
