@@ -576,8 +576,8 @@ class Engine:
                     alloc._set_reserved(child, len(child.blocks) * alloc.B)
                     self.stats.cow_copies += len(fresh)
                     ok = True
-            else:
-                ok = alloc.admit(child, child.target, None, 0)
+            else:  # a contiguous range of its own, with room for its next token
+                ok = alloc.admit(child, child.prompt_len + 1, None, 0)
             if ok:
                 self._add_running(child)
                 self._enter_decode(child, self.step_idx)
