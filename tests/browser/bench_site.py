@@ -92,6 +92,23 @@ def run_at_10x(browser, url: str, seconds: float = 6.0) -> dict:
     }
 
 
+def idle_frame_interval(browser, url: str, seconds: float = 3.0) -> float:
+    """p95 of requestAnimationFrame intervals on a page with no simulation: the baseline."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = ctx.new_page()
+    page.goto(url)
+    intervals = page.evaluate(
+        """(ms) => new Promise((resolve) => {
+            const out = []; let last = performance.now(); const end = last + ms;
+            const tick = (now) => { out.push(now - last); last = now;
+              if (now < end) requestAnimationFrame(tick); else resolve(out); };
+            requestAnimationFrame(tick); })""",
+        seconds * 1000,
+    )
+    ctx.close()
+    return p95(intervals[1:])
+
+
 def transfer(browser, url: str, dist: Path) -> dict:
     ctx = browser.new_context()
     page = ctx.new_page()
@@ -131,6 +148,7 @@ def main() -> None:
     report: dict = {}
     with StaticServer(dist) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        report["idle_frame_interval_p95_ms"] = idle_frame_interval(browser, base + "index.html")
         report["cold_load"] = load_times(browser, base + "play/ratelimit-burst/", args.runs)
         for name, panels in FOUR.items():
             report[f"four_panels_10x_{name}"] = run_at_10x(browser, f"{base}play/{name}/#panels={panels}")

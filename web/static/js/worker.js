@@ -18,10 +18,17 @@ async function boot() {
       return r.arrayBuffer();
     }),
   ]);
+  const t1 = performance.now();
   pyodide.unpackArchive(zip, "zip", { extractDir: "/app" });
   pyodide.runPython("import sys; sys.path.insert(0, '/app')");
   bridgeCall = pyodide.pyimport("web.bridge").call;
-  return { python: pyodide.runPython("import sys; sys.version.split()[0]"), load_ms: performance.now() - t0 };
+  const t2 = performance.now();
+  return {
+    python: pyodide.runPython("import sys; sys.version.split()[0]"),
+    load_ms: t2 - t0, // since the worker started
+    pyodide_ms: t1 - t0, // loadPyodide and the fetch of sims.zip, in parallel
+    import_ms: t2 - t1, // unpacking and importing the bridge (and through it sims.core)
+  };
 }
 
 const booted = boot();
