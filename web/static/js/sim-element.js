@@ -503,8 +503,8 @@ export class ContentionSim extends HTMLElement {
       "data-target": c.target,
       oninput: (e) => (out.textContent = fmt(Number(e.target.value))),
       onchange: (e) => {
-        const v = Number(e.target.value);
-        this.restart({ ...this.overrides, [c.target]: Number.isInteger(v) && this.meta.control_types?.[c.target] !== "float" ? v : v }).catch(() => {});
+        // JSON keeps 40 an integer and 2.5 a float, which is what the preset's params check
+        this.restart({ ...this.overrides, [c.target]: Number(e.target.value) }).catch(() => {});
       },
     });
     return el("label", { class: "cs-param", title: `${section}.${key}` }, el("span", { text: c.label }), input, out);
