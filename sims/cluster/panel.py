@@ -8,7 +8,6 @@ each one to the next arrival in turn is exact.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from sims.cluster.kvindex import BusTap
@@ -62,15 +61,6 @@ class ClusterPanel(Panel):
         if self.router.needs_kv_events:
             for i, e in enumerate(self.engines):
                 e.kv_listener = BusTap(self.router.bus, i)
-
-    def __deepcopy__(self, memo: dict) -> ClusterPanel:
-        # the engines' listeners are closures, which deepcopy shares: re-wire the copy's own
-        new = self.__class__.__new__(self.__class__)
-        memo[id(self)] = new
-        for key, value in self.__dict__.items():
-            setattr(new, key, copy.deepcopy(value, memo))
-        new._wire()
-        return new
 
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
         engines = self.engines
