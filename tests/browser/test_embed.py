@@ -271,3 +271,59 @@ def test_embed_weighs_at_most_30_kb_gzipped(site):
     assert sizes["total_gzip"] <= embed_build.BUDGET_GZIP, sizes
     assert (site / "embed" / "cache-scan" / "index.html").exists()
     assert (site / "docs" / "embedding.md").read_text().count("<contention-sim") >= 2
+
+
+def test_notebook_widget_front_end_renders_from_the_kernel(browser):
+    """web/notebook.py's front end in a page, with a stand-in for anywidget's model whose messages
+    go to the widget object in this (kernel) process."""
+    pytest.importorskip("anywidget")
+    from web.notebook import Sim
+
+    sim = Sim("cache-scan", seed=7, panels="lru,arc")
+    state = {k: getattr(sim, k) for k in ("preset", "seed", "panels", "speed", "theme", "height", "t", "meta")}
+    state.update(_modules=sim._modules, _css=sim._css, _preset_names=sim._preset_names)
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    replies: list[dict] = []
+    sim.send = replies.append
+
+    def kernel(content):
+        sim._on_msg(sim, content, [])
+        return replies.pop()
+
+    page.expose_function("kernel", kernel)
+    page.set_content("<!doctype html><body><div id=out></div></body>")
+    page.evaluate(
+        """async ([esm, state]) => {
+        const handlers = [];
+        const model = {
+          get: (k) => state[k],
+          on: (ev, fn) => { if (ev === 'msg:custom') handlers.push(fn); },
+          off: () => {},
+          send: (msg) => window.kernel(msg).then((r) => handlers.forEach((fn) => fn(r))),
+        };
+        const url = URL.createObjectURL(new Blob([esm], {type: 'text/javascript'}));
+        const mod = await import(url);
+        await mod.default.render({model, el: document.getElementById('out')});
+    }""",
+        [sim._esm, state],
+    )
+    page.wait_for_function(
+        "() => { const e = document.querySelector('contention-sim'); return e && e.mode === 'live'; }",
+        timeout=20_000,
+    )
+    snap = page.evaluate(
+        "async () => { const e = document.querySelector('contention-sim'); await e.seek(6); return e.snapshot(); }"
+    )
+    from sims.core import api
+
+    assert snap["panels"] == api.run("cache-scan", 7, 6.0, ["lru", "arc"])["panels"]
+    assert (
+        page.evaluate(
+            "window.__workers === undefined && document.querySelector('contention-sim').shadowRoot.querySelectorAll('canvas').length"
+        )
+        >= 2
+    )
+    assert not errors, errors
+    page.close()

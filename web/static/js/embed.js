@@ -47,9 +47,11 @@ export const lazyWorker = {
 let presetNames = null;
 /** The site's preset names (static/presets/index.json), or null when it cannot be read. */
 function knownPresets() {
-  presetNames ||= fetch(new URL("presets/index.json", STATIC))
-    .then((r) => (r.ok ? r.json() : null))
-    .catch(() => null);
+  presetNames ||= Array.isArray(globalThis.contentionPresets)
+    ? Promise.resolve(globalThis.contentionPresets) // the notebook passes the names in
+    : fetch(new URL("presets/index.json", STATIC))
+        .then((r) => (r.ok ? r.json() : null))
+        .catch(() => null);
   return presetNames;
 }
 
@@ -81,6 +83,8 @@ export class EmbedSim extends ContentionSim {
   static shadow = true;
   static Charts = MiniCharts;
   static worker = () => lazyWorker;
+  /** CSS text used instead of the element's stylesheet links (set by the notebook widget). */
+  static inlineCss = null;
   static observedAttributes = [...ContentionSim.observedAttributes, "height", "theme"];
 
   constructor() {
@@ -123,10 +127,10 @@ export class EmbedSim extends ContentionSim {
   connectedCallback() {
     if (this._started) return;
     super.connectedCallback();
-    const style = document.createElement("style");
-    style.textContent = CSS;
+    this._style = document.createElement("style");
+    this._style.textContent = CSS;
     this._hostStyle = document.createElement("style");
-    this.root.prepend(style, this._hostStyle);
+    this.root.prepend(this._style, this._hostStyle);
     this._applyHeight();
     this._foot();
     for (const ev of ["pointerdown", "click", "focusin"]) this.addEventListener(ev, () => this.open());
@@ -149,6 +153,22 @@ export class EmbedSim extends ContentionSim {
     const h = this.getAttribute("height");
     const px = /^\d+(\.\d+)?$/.test(h || "") ? `${h}px` : /^\d+(\.\d+)?(px|em|rem|vh|%)$/.test(h || "") ? h : "";
     this._hostStyle.textContent = px ? `:host{height:${px}}` : "";
+  }
+
+  _buildUI() {
+    super._buildUI();
+    // the embed's rules go after the element's stylesheets (same specificity: later wins); where
+    // the site's files cannot be fetched (a notebook), EmbedSim.inlineCss replaces the links
+    const links = [...this.root.querySelectorAll('link[rel="stylesheet"]')];
+    let last = links[links.length - 1];
+    if (EmbedSim.inlineCss && links.length) {
+      const inline = document.createElement("style");
+      inline.textContent = EmbedSim.inlineCss;
+      last.after(inline);
+      for (const l of links) l.remove();
+      last = inline;
+    }
+    last?.after(this._style, this._hostStyle);
   }
 
   _foot() {
