@@ -173,6 +173,28 @@ def test_views_are_bounded_and_explain_the_policy():
     )
 
 
+def test_arc_ghost_hits_move_p():
+    a = cache_topic.build_policy("arc", 2)
+    for k in [1, 1, 2, 3]:  # 1 reaches T2; 3 pushes 2 from T1 into B1
+        a.access(k)
+    assert (list(a.t1), list(a.t2), list(a.b1), a.p) == ([3], [1], [2], 0.0)
+    assert not a.access(2)  # a B1 hit: T1 was too small, so p grows; T1 is not over p, T2 yields
+    assert (a.p, list(a.t1), list(a.t2), list(a.b1), list(a.b2)) == (1.0, [3], [2], [], [1])
+    assert not a.access(4) and not a.access(1)  # a B2 hit: T2 was too small, so p shrinks
+    assert (a.p, list(a.t1), list(a.t2), list(a.b1), list(a.b2)) == (0.0, [4], [1], [3], [2])
+    a.check_invariants()
+
+
+def test_lirs_promotes_a_ghost_with_a_short_reuse_distance():
+    lirs = cache_topic.build_policy("lirs", 3)  # 2 LIR slots, 1 resident HIR slot
+    for k in [1, 2, 3, 4]:
+        lirs.access(k)
+    assert (list(lirs.lir), list(lirs.q), list(lirs.ghosts)) == ([1, 2], [4], [3])
+    assert not lirs.access(3)  # 3 is a ghost still in the stack: reused sooner than LIR key 1
+    assert (list(lirs.s), list(lirs.q), list(lirs.lir)) == ([2, 4, 3], [1], [2, 3])
+    lirs.check_invariants()
+
+
 def test_lirs_gives_about_one_percent_to_hir():
     assert LIRS(1000).hir_slots == 10 and LIRS(1000).lir_max == 990
     assert LIRS(100).hir_slots == 1 and LIRS(2).hir_slots == 1 and LIRS(1).lir_max == 0
