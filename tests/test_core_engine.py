@@ -207,6 +207,10 @@ def test_every_preset_loads_and_has_text():
 def test_overrides_revalidate():
     p = presets.load("ratelimit-burst").with_overrides({"workload.burst_count": 40})
     assert p.workload["burst_count"] == 40
+    p = presets.load("ratelimit-burst").with_overrides({"workload.burst_count": 40.0, "seed": 3.0})
+    assert p.workload["burst_count"] == 40 and isinstance(p.workload["burst_count"], int) and p.seed == 3
+    with pytest.raises(PresetError, match="workload.burst_count: expected int"):
+        presets.load("ratelimit-burst").with_overrides({"workload.burst_count": 40.5})
     with pytest.raises(PresetError, match="workload.burst_count: expected int"):
         presets.load("ratelimit-burst").with_overrides({"workload.burst_count": "many"})
 

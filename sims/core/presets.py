@@ -96,6 +96,8 @@ def _need(raw: dict, key: str, typ: type, where: str) -> Any:
 def _check(value: Any, typ: type, where: str) -> Any:
     if typ is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if typ is int and isinstance(value, float) and value.is_integer():
+        return int(value)
     if isinstance(value, bool) and typ is not bool or not isinstance(value, typ):
         raise PresetError(f"{where}: expected {typ.__name__}, got {type(value).__name__} {value!r}")
     return value

@@ -137,6 +137,8 @@ def coerce(value: Any, spec: Param, where: str) -> Any:
         return float(value)
     if t is int and isinstance(value, bool):
         raise ValueError(f"{where}: expected an integer, got {value!r}")
+    if t is int and isinstance(value, float) and value.is_integer():
+        return int(value)  # JSON from a browser slider: 120.0 means 120
     if t is list:
         if not isinstance(value, list):
             raise ValueError(f"{where}: expected a list, got {type(value).__name__} {value!r}")
