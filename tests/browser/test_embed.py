@@ -192,7 +192,7 @@ def test_widgets_are_independent_and_match_the_cli(post):
         const tb = b.t;
         await new Promise((r) => setTimeout(r, 600));
         return {a: await a.snapshot(), b: await b.snapshot(), tb, tb2: b.t, aState: a.dataset.state,
-                bState: b.dataset.state, link: a.playgroundURL()};
+                bState: b.dataset.state, link: a.playgroundURL(), linkB: b.playgroundURL()};
     }"""
     )
     assert got["bState"] == "paused" and got["tb2"] == got["tb"] == 4
@@ -211,11 +211,23 @@ def test_widgets_are_independent_and_match_the_cli(post):
     # the post's `p { letter-spacing }` does not reach inside the shadow root
     assert (
         page.evaluate(
-            "getComputedStyle(document.querySelector('contention-sim').shadowRoot.querySelector('.cs-embed-foot')).letterSpacing"
+            "getComputedStyle(document.querySelector('contention-sim').shadowRoot.querySelector('.cs-embed-head')).letterSpacing"
         )
         == "normal"
     )
     page.set_viewport_size({"width": 1100, "height": 800})
+    # "open in playground" reproduces the exact state on the site
+    assert got["linkB"].startswith(f"{site_url}play/ratelimit-burst/#seed=7&speed=")
+    assert got["linkB"].endswith("&t=4&panels=fixed_window,sliding_log,token_bucket")
+    play = page.context.new_page()
+    play.goto(got["linkB"])
+    play.wait_for_function(
+        "() => { const e = document.querySelector('contention-sim'); return e && e.mode === 'live'; }",
+        timeout=LIVE_TIMEOUT_MS,
+    )
+    there = play.evaluate("() => document.querySelector('contention-sim').snapshot()")
+    assert there == got["b"] and play.evaluate("document.querySelector('contention-sim').dataset.state") == "paused"
+    play.close()
 
 
 def test_iframe_resizes_to_its_content_and_checks_the_origin(browser, hosts):

@@ -75,9 +75,9 @@ const CSS = `
 .cs-mini{display:grid;grid-template-columns:repeat(auto-fit,minmax(200px,1fr));gap:.5rem .9rem;margin-top:.4rem}
 .cs-mini .cs-chart{margin:0;min-width:0}
 .cs-mini figcaption{font-size:.8rem;color:var(--cs-muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-.cs-embed-foot{display:flex;flex-wrap:wrap;justify-content:space-between;gap:.3rem 1rem;margin-top:.5rem;font-size:.8rem;color:var(--cs-muted)}
-.cs-embed-foot a{color:var(--cs-accent);text-decoration:none;font-weight:600}
-.cs-embed-foot a:hover,.cs-embed-foot a:focus-visible{text-decoration:underline}
+.cs-embed-head{display:flex;flex-wrap:wrap;justify-content:space-between;gap:.3rem 1rem;margin:0 0 .4rem;font-size:.8rem;color:var(--cs-muted)}
+.cs-embed-head a{color:var(--cs-accent);text-decoration:none;font-weight:600}
+.cs-embed-head a:hover,.cs-embed-head a:focus-visible{text-decoration:underline}
 `;
 
 /**
@@ -155,7 +155,7 @@ export class EmbedSim extends ContentionSim {
     this._hostStyle = document.createElement("style");
     this.root.prepend(this._style, this._hostStyle);
     this._applyHeight();
-    this._foot();
+    this._head();
     for (const ev of ["pointerdown", "click", "focusin"]) this.addEventListener(ev, () => this.open());
     EmbedSim.observer.observe(this);
     if (this.loading === "eager") this.open();
@@ -175,7 +175,8 @@ export class EmbedSim extends ContentionSim {
     if (!this._hostStyle) return;
     const h = this.getAttribute("height");
     const px = /^\d+(\.\d+)?$/.test(h || "") ? `${h}px` : /^\d+(\.\d+)?(px|em|rem|vh|%)$/.test(h || "") ? h : "";
-    this._hostStyle.textContent = px ? `:host{height:${px}}` : "";
+    // on a narrow screen the height is a minimum instead (no scrolling box inside a phone's page)
+    this._hostStyle.textContent = px ? `:host{height:${px}}@media (max-width:600px){:host{height:auto;min-height:${px}}}` : "";
   }
 
   _buildUI() {
@@ -194,28 +195,28 @@ export class EmbedSim extends ContentionSim {
     last?.after(this._style, this._hostStyle);
   }
 
-  _foot() {
+  _head() {
     this.link = document.createElement("a");
     this.link.textContent = "Open in playground ↗";
     this.link.target = "_blank";
     this.link.rel = "noopener";
-    this.link.href = new URL(`play/${encodeURIComponent(this.getAttribute("preset") || "")}/`, SITE).href;
+    this.link.href = SITE.href;
     const refresh = () => (this.link.href = this.playgroundURL());
     for (const ev of ["pointerenter", "focus", "click", "auxclick", "contextmenu"]) this.link.addEventListener(ev, refresh);
     this.addEventListener("cs-change", refresh);
     this.addEventListener("cs-state", refresh);
     const credit = document.createElement("span");
     credit.textContent = "Live simulation · Contention";
-    const foot = document.createElement("p");
-    foot.className = "cs-embed-foot";
-    foot.append(credit, this.link);
-    this.root.append(foot);
+    const head = document.createElement("p");
+    head.className = "cs-embed-head";
+    head.append(credit, this.link);
+    this.status.before(head);
   }
 
   /** /play/PRESET/#seed=…&speed=…&t=…[&panels=…][&o.K=V…][&actions=…]: this exact moment. */
   playgroundURL() {
     const name = this.getAttribute("preset") || "";
-    if (!this.meta || !this.clock) return new URL(`play/${encodeURIComponent(name)}/`, SITE).href;
+    if (!this.meta || !this.clock) return this.meta ? new URL(`play/${encodeURIComponent(name)}/`, SITE).href : SITE.href;
     const s = this.linkState();
     const h = new URLSearchParams();
     h.set("seed", String(s.seed));
