@@ -264,7 +264,7 @@ def test_step_and_keyboard(page, server):
 
 
 @pytest.mark.parametrize("name", ["index", *registry.TOPIC_NAMES])
-def test_pages_render_and_topic_quizzes_reveal(browser, server, name):
+def test_home_and_topic_pages_render_light_and_dark(browser, server, name):
     for scheme, viewport in (("light", {"width": 1280, "height": 900}), ("dark", {"width": 390, "height": 844})):
         ctx = browser.new_context(viewport=viewport, color_scheme=scheme)
         ctx.route(

@@ -61,6 +61,7 @@ const isTime = (m) => /(latency|ttft|tpot|e2e|itl|_wait$)/.test(m);
 function formatMetric(name, v) {
   if (typeof v !== "number") return String(v ?? "–");
   if (isRatio(name) && v >= 0 && v <= 1) return `${(v * 100).toFixed(1)}%`;
+  if (isTime(name) && v === 0) return "0";
   if (isTime(name)) return v < 1 ? `${(v * 1000).toFixed(v < 0.01 ? 2 : 0)} ms` : `${v.toFixed(2)} s`;
   return fmt(v);
 }
