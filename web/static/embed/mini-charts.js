@@ -65,11 +65,12 @@ export class MiniCharts {
     const { canvas } = box;
     const dpr = window.devicePixelRatio || 1;
     if (!box.w) {
-      box.w = Math.max(120, Math.floor(canvas.parentElement.clientWidth));
+      canvas.style.display = "block";
+      canvas.style.width = "100%"; // the figure's content box, whatever its padding
+      canvas.style.height = `${H}px`;
+      box.w = Math.max(120, Math.floor(canvas.getBoundingClientRect().width));
       canvas.width = box.w * dpr;
       canvas.height = H * dpr;
-      canvas.style.width = `${box.w}px`;
-      canvas.style.height = `${H}px`;
     }
     const ctx = canvas.getContext("2d");
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
