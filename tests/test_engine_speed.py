@@ -33,12 +33,13 @@ def run(events: list[dict], duration: float = DURATION) -> tuple[float, Engine]:
     return time.perf_counter() - t0, eng
 
 
-def test_engine_simulates_a_busy_replica_much_faster_than_real_time():
+def test_the_benchmark_trace_keeps_a_large_batch_running():
+    # Speed itself is a benchmark (run this file as a script; figures in docs/benchmarks.md),
+    # not a timed test: here only the shape of the benchmark is checked.
     events = trace()
-    wall, eng = run(events)
+    _, eng = run(events)
     s = eng.stats
     assert s.batch_sum / s.steps > 150, "the benchmark should keep a large batch running"
-    assert DURATION / wall > 100, f"only {DURATION / wall:.0f}x real time"
 
 
 if __name__ == "__main__":
