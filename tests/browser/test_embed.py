@@ -63,6 +63,8 @@ def hosts(site, tmp_path_factory):
             '<contention-sim id="b" preset="cache-scan" panels="lru,nope"></contention-sim>'
             '<contention-sim id="c" preset="cache-scan" seed="seven"></contention-sim>'
             '<contention-sim id="d"></contention-sim>'
+            '<contention-sim id="e" preset="cache-scan" loading="click" theme="light"></contention-sim>'
+            '<contention-sim id="f" preset="cache-scan" loading="click"></contention-sim>'
             f'<script type="module" src="{site_url}embed.js"></script>'
         )
         with _serve(blog, cors=False) as blog_url:
@@ -256,15 +258,15 @@ def test_iframe_resizes_to_its_content_and_checks_the_origin(browser, hosts):
 
 def test_bad_attributes_show_a_readable_message(browser, hosts):
     _, blog_url = hosts
-    ctx = browser.new_context()
+    ctx = browser.new_context(color_scheme="dark")
     ctx.add_init_script(COUNT_WORKERS)
     page = ctx.new_page()
     page.goto(f"{blog_url}bad.html")
     page.wait_for_function(
-        "() => [...document.querySelectorAll('contention-sim')].every((e) => e.dataset.state === 'error')"
+        "() => [...document.querySelectorAll('contention-sim')].slice(0, 4).every((e) => e.dataset.state === 'error')"
     )
     texts = page.evaluate(
-        """() => [...document.querySelectorAll('contention-sim')].map((e) =>
+        """() => [...document.querySelectorAll('contention-sim')].slice(0, 4).map((e) =>
             [e.shadowRoot.querySelector('.cs-status').textContent, e.getBoundingClientRect().height])"""
     )
     assert 'unknown preset "no-such-preset"' in texts[0][0] and "cache-" in texts[0][0]
@@ -272,7 +274,11 @@ def test_bad_attributes_show_a_readable_message(browser, hosts):
     assert 'seed must be an integer, got "seven"' in texts[2][0]
     assert "no preset" in texts[3][0]
     assert all(h > 20 for _, h in texts), texts
-    assert page.evaluate("window.__workers.length") == 0
+    # the reader's dark scheme is followed, and theme="light" overrides it
+    page.wait_for_function("() => document.querySelector('#f').shadowRoot.querySelector('canvas')")
+    bg = "(id) => getComputedStyle(document.getElementById(id)).getPropertyValue('--cs-bg').trim()"
+    assert page.evaluate(bg, "f") == "#181b22" and page.evaluate(bg, "e") == "#fff"
+    assert page.evaluate("window.__workers.length") == 0  # loading="click": nothing started
     ctx.close()
 
 
