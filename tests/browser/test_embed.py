@@ -65,6 +65,7 @@ def hosts(site, tmp_path_factory):
             '<contention-sim id="d"></contention-sim>'
             '<contention-sim id="e" preset="cache-scan" loading="click" theme="light"></contention-sim>'
             '<contention-sim id="f" preset="cache-scan" loading="click"></contention-sim>'
+            '<contention-sim id="g" preset="cache-scan" seed="8" loading="click"></contention-sim>'
             f'<script type="module" src="{site_url}embed.js"></script>'
         )
         with _serve(blog, cors=False) as blog_url:
@@ -275,7 +276,11 @@ def test_bad_attributes_show_a_readable_message(browser, hosts):
     assert "no preset" in texts[3][0]
     assert all(h > 20 for _, h in texts), texts
     # the reader's dark scheme is followed, and theme="light" overrides it
-    page.wait_for_function("() => document.querySelector('#f').shadowRoot.querySelector('canvas')")
+    page.wait_for_function(
+        "() => ['f', 'g'].every((id) => document.getElementById(id).shadowRoot.querySelector('canvas'))"
+    )
+    time.sleep(0.5)  # a seed without a poster has nothing to play: its clock must not ask for Python
+    assert page.evaluate("document.getElementById('g').dataset.state") == "loading"
     bg = "(id) => getComputedStyle(document.getElementById(id)).getPropertyValue('--cs-bg').trim()"
     assert page.evaluate(bg, "f") == "#181b22" and page.evaluate(bg, "e") == "#fff"
     assert page.evaluate("window.__workers.length") == 0  # loading="click": nothing started

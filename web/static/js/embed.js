@@ -235,6 +235,17 @@ export class EmbedSim extends ContentionSim {
     this._opened = true;
     this.dataset.opened = "";
     this._openGate();
+    this._gate.then(() => this._createCall).then(() => this._resume());
+  }
+
+  /** Playing needs the poster or an opened simulation (else every frame would ask for Python). */
+  _canPlay() {
+    return this._opened || this.mode === "poster";
+  }
+
+  _resume() {
+    if (this._wantPlay && this._visible && this.clock && !this.clock.playing && this.mode !== "error" && this._canPlay())
+      super.play();
   }
 
   async _init() {
@@ -250,7 +261,8 @@ export class EmbedSim extends ContentionSim {
     const idle = this.clock.canRequest;
     this.clock.canRequest = () => idle() && !this._renderScheduled;
     this._wantPlay = this.clock.playing;
-    if (!this._visible && this.clock.playing) {
+    // without a poster there is nothing to play until Python runs: hold the clock until opened
+    if ((!this._visible || !this._canPlay()) && this.clock.playing) {
       this.clock.pause();
       this._syncState();
     }
@@ -320,7 +332,7 @@ export class EmbedSim extends ContentionSim {
     this.dataset.visible = String(visible);
     if (visible) {
       if (this.loading !== "click") this.open();
-      if (this._wantPlay && this.clock && !this.clock.playing && this.mode !== "error") super.play();
+      this._resume();
     } else if (this.clock?.playing) {
       this.clock.pause();
       this._wantPlay = true;
