@@ -151,6 +151,13 @@ export class ContentionSim extends HTMLElement {
   }
   /** Restart from t=0 with parameter overrides (deterministic: same seed, same stream). */
   async restart(overrides = this.overrides) {
+    if (this.mode === "poster") {
+      // the build's frames are for the preset as written: drop them rather than compare
+      this.poster = null;
+      this.mode = "loading";
+      this.clock.maxLead = MAX_LEAD;
+      this.charts.reset();
+    }
     this.overrides = { ...overrides };
     this.actions = [];
     this.handover = null;
@@ -225,6 +232,9 @@ export class ContentionSim extends HTMLElement {
     this.poster = posterOk && m.poster && m.poster.length ? m.poster : null;
     this.posterShown = -1;
 
+    // start the worker (Pyodide's download and compile) before building the UI
+    this.worker = this.constructor.worker ? this.constructor.worker() : sharedWorker();
+    this._unRestart = this.worker.onRestart(() => this._recover());
     this._Charts = this.constructor.Charts || (await loadCharts());
     this._buildUI();
     this.clock = new Clock({
@@ -239,8 +249,6 @@ export class ContentionSim extends HTMLElement {
       (err, op) => this._onRequestError(err, op),
     );
     this.setSpeed(this.getAttribute("speed") || m.speed || 1);
-    this.worker = this.constructor.worker ? this.constructor.worker() : sharedWorker();
-    this._unRestart = this.worker.onRestart(() => this._recover());
 
     if (this.poster) {
       this.mode = "poster";
@@ -294,7 +302,7 @@ export class ContentionSim extends HTMLElement {
 
   /** The worker died and came back: rebuild this simulation at the moment it had reached. */
   _recover() {
-    if (this.mode === "error" && !this.info) return;
+    if (!this.clock || (this.mode === "error" && !this.info)) return;
     const playing = this.clock.playing;
     this.clock.pause();
     this.channel.clear(new Error("worker restarted"));
