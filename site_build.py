@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import sys
 import tomllib
 import zipfile
 from collections.abc import Callable
@@ -28,6 +29,16 @@ POSTER_SECONDS = 8.0  # real seconds of play (at the preset's default speed) pre
 POSTER_BYTES = 300_000  # JSON budget per preset page (it gzips about tenfold)
 
 Progress = Callable[[str, float], None]
+
+
+def _bridge():
+    """``web.bridge``, importable even when only this module was installed (an editable install
+    made before web/ existed): web/ sits next to this file."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from web import bridge
+
+    return bridge
 
 
 def python_files() -> list[Path]:
@@ -75,8 +86,7 @@ def _control_value(preset, target: str) -> Any:
 
 def preset_meta(preset, poster: list[str]) -> dict[str, Any]:
     """What a page needs to run a preset: its description, panels, controls, charts and poster."""
-    from web import bridge
-
+    bridge = _bridge()
     session = bridge.Session(preset.name)
     return {
         "name": preset.name,
@@ -159,8 +169,8 @@ def build(out: Path, progress: Progress | None = None) -> Path:
     """Build the site into ``out``; ``progress(label, fraction)`` is called as work completes."""
     from sims.core import presets as presets_mod
     from sims.core import registry
-    from web import bridge
 
+    bridge = _bridge()
     report = progress or (lambda label, frac: None)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
