@@ -87,6 +87,8 @@ def test_every_preset_runs_live_hands_over_and_agrees_with_the_cli(page, server)
             assert snap["panels"] == expected(p.name, p.seed, snap["t"]), (
                 f"snapshot at t={snap['t']} differs from `run`"
             )
+            stepped = sim_eval(page, "return await document.querySelector('contention-sim').step();")
+            assert stepped["t"] > snap["t"] or snap["t"] >= p.duration, f"step() did not move: {stepped}"
             assert not page.errors, page.errors
         except Exception as exc:
             failures.append(f"{p.name}: {str(exc)[:400]}")
