@@ -41,8 +41,10 @@ def server(site):
         yield url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    # Module scope: sync Playwright keeps an asyncio loop running in this thread while it lives,
+    # which would break asyncio.run() and other Playwright users in later test modules.
     if not Path(CHROMIUM).exists():
         pytest.fail(f"chromium not found at {CHROMIUM} (make test installs it)")
     from playwright.sync_api import sync_playwright
