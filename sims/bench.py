@@ -14,7 +14,6 @@ import time
 from sims.core import presets
 from sims.core.scenario import Scenario
 
-
 MIN_WALL = 0.2  # a short preset is run again until this much time is measured, then averaged
 
 
