@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 from sims.core import presets, registry
@@ -37,32 +36,17 @@ def _panels_arg(text: str | None) -> list[str] | None:
     return names
 
 
-class Progress:
-    """A progress bar on stderr, shown only on a terminal and only once a run passes 1 s."""
+def _harness():
+    """The wall-clock harness (``harness.py`` beside sims/): bench timings and the progress bar."""
+    import importlib
 
-    def __init__(self, label: str, enabled: bool | None = None) -> None:
-        self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.start = time.perf_counter()
-        self.shown = False
-
-    def update(self, frac: float) -> None:
-        if not self.enabled or time.perf_counter() - self.start < 1.0:
-            return
-        self.shown = True
-        width = 30
-        done = int(frac * width)
-        sys.stderr.write(f"\r{self.label} [{'#' * done}{'.' * (width - done)}] {frac * 100:5.1f}%")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * (len(self.label) + 45) + "\r")
-            sys.stderr.flush()
+    return importlib.import_module("harness")
 
 
 def run_with_progress(sc: Scenario, label: str) -> Scenario:
-    bar = Progress(label)
+    """Run to the end in 100 chunks, with the harness's terminal progress bar (wall time lives
+    outside sims/)."""
+    bar = _harness().Progress(label)
     chunks = 100
     for k in range(1, chunks + 1):
         sc.advance(sc.duration * k / chunks)
@@ -166,8 +150,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from sims import bench
-
+    bench = _harness()
     names = args.presets or presets.preset_names()
     for n in names:
         presets.load(n)

@@ -152,7 +152,7 @@ def test_bench_json_reports_throughput():
 def test_progress_bar_only_on_a_terminal():
     import io
 
-    from sims.cli import Progress
+    from harness import Progress
 
     buf = io.StringIO()
     real = sys.stderr

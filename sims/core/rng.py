@@ -22,7 +22,7 @@ def derive(seed: int, purpose: str) -> random.Random:
 
 
 def stable_hash64(text: str | bytes) -> int:
-    """64-bit FNV-1a; never ``hash()`` (salted per process)."""
+    """64-bit FNV-1a: stable across processes and runtimes (the built-in string hash is salted)."""
     data = text.encode() if isinstance(text, str) else text
     h = 0xCBF29CE484222325
     for byte in data:

@@ -3,7 +3,7 @@
 A placement is rebuilt from the ordered member list on every membership change and then maps a
 64-bit key hash to a member. Hashes are stable across processes and runtimes: SHA-256 for keys
 and ring points, the splitmix64 finalizer for rendezvous scores, integer and float basic
-operations only for jump; never the built-in ``hash()``.
+operations only for jump; never Python's per-process salted string hashing.
 """
 
 from __future__ import annotations

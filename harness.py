@@ -1,7 +1,9 @@
-"""``contention bench``: simulation throughput per preset, the median of several runs.
+"""The only place Contention reads the wall clock: ``contention bench`` timings and the terminal
+progress bar of long ``contention run``s. ``sims/`` never does (its time is the virtual clock);
+``sims.cli`` imports this module lazily, inside those two commands.
 
-Wall time is measured here, in the harness, never inside a simulation. The stream is generated
-before the clock starts, so the figures are the panels' own cost.
+Bench figures are simulation throughput per preset, the median of several runs. The stream is
+generated before the clock starts, so the figures are the panels' own cost.
 """
 
 from __future__ import annotations
@@ -13,6 +15,31 @@ import time
 
 from sims.core import presets
 from sims.core.scenario import Scenario
+
+
+class Progress:
+    """A progress bar on stderr, shown only on a terminal and only once a run passes 1 s."""
+
+    def __init__(self, label: str, enabled: bool | None = None) -> None:
+        self.label = label
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.start = time.perf_counter()
+        self.shown = False
+
+    def update(self, frac: float) -> None:
+        if not self.enabled or time.perf_counter() - self.start < 1.0:
+            return
+        self.shown = True
+        width = 30
+        done = int(frac * width)
+        sys.stderr.write(f"\r{self.label} [{'#' * done}{'.' * (width - done)}] {frac * 100:5.1f}%")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * (len(self.label) + 45) + "\r")
+            sys.stderr.flush()
+
 
 MIN_WALL = 0.2  # a short preset is run again until this much time is measured, then averaged
 
