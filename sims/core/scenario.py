@@ -55,9 +55,11 @@ class Scenario:
         self.preset = _presets.select_panels(preset, panels)
         self.seed = preset.seed if seed is None else seed
         self.duration = preset.duration if duration is None else float(duration)
-        horizon = max(self.duration, preset.duration)
-        # oracles look ahead over the preset's whole stream, so a shorter run is a prefix
-        self.events = events if events is not None else stream.build(self.preset, self.seed, horizon)
+        self.events = (
+            events
+            if events is not None
+            else stream.build(self.preset, self.seed, stream.horizon(preset, self.duration))
+        )
         self._times = [ev["t"] for ev in self.events]
         self._end = bisect_right(self._times, self.duration)
         topic = registry.load_topic(self.preset.topic)

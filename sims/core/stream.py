@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -37,6 +38,18 @@ def build(preset, seed: int, horizon: float) -> list[dict]:
         merged.sort(key=lambda x: (x[0], x[1], x[2]))
         events = [m[3] for m in merged]
     return events
+
+
+def horizon(preset, duration: float) -> float:
+    """How far a run's stream is built: oracles (OPT, sjf_oracle) look ahead over the preset's
+    whole stream, so a run shorter than the preset is an exact prefix of the full one."""
+    return max(duration, preset.duration)
+
+
+def for_run(preset, seed: int, duration: float) -> tuple[list[dict], int]:
+    """(the stream up to ``horizon``, how many of its events lie at or before ``duration``)."""
+    events = build(preset, seed, horizon(preset, duration))
+    return events, bisect_right([ev["t"] for ev in events], duration)
 
 
 def canonical_line(ev: dict) -> str:

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from sims.core import api, presets
-from web.api.jobs import count_events, horizon
+from sims.core.stream import horizon
+from web.api.jobs import count_events
 from web.api.routes import routes
 
 MAX_EVENTS = 300_000  # the main server's bound (conftest.MAIN_ENV)

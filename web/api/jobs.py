@@ -7,7 +7,6 @@ past the event bound is refused before anything large is held in memory.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterator
 
 from sims.core import api, presets, stream
@@ -22,11 +21,6 @@ class LimitExceeded(ValueError):
         self.field = field
 
 
-def horizon(preset: presets.Preset, duration: float) -> float:
-    """How far the stream is built: as in Scenario, oracles see the preset's whole stream."""
-    return max(duration, preset.duration)
-
-
 def count_events(preset: presets.Preset, seed: int, until: float, cap: int) -> int:
     """Events in the stream up to ``until``, counted without keeping them; stops past ``cap``."""
     n = sum(1 for e in preset.events if e["t"] <= until)
@@ -38,7 +32,7 @@ def count_events(preset: presets.Preset, seed: int, until: float, cap: int) -> i
 
 
 def check_events(preset: presets.Preset, seed: int, duration: float, max_events: int) -> None:
-    n = count_events(preset, seed, horizon(preset, duration), max_events)
+    n = count_events(preset, seed, stream.horizon(preset, duration), max_events)
     if n > max_events:
         raise LimitExceeded(
             "max_events",
@@ -59,8 +53,7 @@ def trace_lines(preset: str, seed: int, duration: float, max_events: int, chunk:
     ``chunk`` lines; each chunk ends with a newline."""
     p = presets.load(preset)
     check_events(p, seed, duration, max_events)
-    events = stream.build(p, seed, horizon(p, duration))
-    end = bisect_right([e["t"] for e in events], duration)
+    events, end = stream.for_run(p, seed, duration)
     for lo in range(0, end, chunk):
         yield "".join(stream.canonical_line(ev) + "\n" for ev in events[lo : min(end, lo + chunk)])
 
