@@ -110,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.trace_out:
         from sims.core import stream
 
-        stream.write(sc.events[: sc._end], args.trace_out)
+        stream.write(sc.run_events(), args.trace_out)
     if args.json:
         print(json.dumps(result))
     else:
