@@ -12,7 +12,7 @@ from typing import Any
 
 MAX_SEED = 2**53 - 1
 MAX_DURATION = 86_400.0  # virtual seconds for a CLI run: one virtual day (the server's bound is lower)
-MAX_STREAM_EVENTS = 10_000_000  # a stream past this is refused while it is built (about 3 GB of events)
+MAX_STREAM_EVENTS = 5_000_000  # refused while the stream is built (about 1.5 GB of events; 2.5x the largest 10x preset)
 MAX_LINE_CHARS = 1 << 16  # a trace line longer than this is refused, not read whole
 SHOW_CHARS = 40
 

@@ -101,8 +101,31 @@ def write(events: Iterable[dict], path: str | Path) -> None:
             pass
 
 
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number JSON allows")
+class _Huge:
+    """An integer literal too long to convert: kept as its length, refused with its field."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text)
+
+
+def _int(text: str) -> int | _Huge:
+    return int(text) if len(text) <= 40 else _Huge(text)
+
+
+def _check_value(value: object, field: str, where: str) -> None:
+    """NaN, Infinity and over-long integers are refused with the field that holds them."""
+    if isinstance(value, _Huge):
+        raise TraceError(f"{where}: field {show(field)}: an integer of {value.digits} digits is too long")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise TraceError(f"{where}: field {show(field)}: expected a finite number, got {value!r}")
+    if isinstance(value, list):
+        for item in value:
+            _check_value(item, field, where)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _check_value(item, field, where)
 
 
 def _shape(value: object) -> str:
@@ -144,13 +167,15 @@ def read(path: str | Path, expect: dict[str, dict[str, str]] | None = None) -> l
             continue
         where = f"{path}:{n}"
         try:
-            ev = json.loads(line, parse_constant=_reject_constant)
+            ev = json.loads(line, parse_int=_int)
         except RecursionError:
             raise TraceError(f"{where}: JSON nested too deeply") from None
         except ValueError as exc:  # JSONDecodeError, NaN/Infinity, an integer of 5,000 digits
             raise TraceError(f"{where}: not a JSON object ({show(getattr(exc, 'msg', str(exc)), 80)})") from None
         if not isinstance(ev, dict):
             raise TraceError(f"{where}: expected a JSON object, got {show(ev)}")
+        for field, value in ev.items():
+            _check_value(value, field, where)
         t = ev.get("t")
         if isinstance(t, bool) or not isinstance(t, (int, float)):
             raise TraceError(f"{where}: field 't': expected a number of seconds, got {show(t)}")
