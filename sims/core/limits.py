@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 MAX_SEED = 2**53 - 1
+MAX_RATE = 1e6  # events per virtual second that a workload may ask for
 MAX_DURATION = 86_400.0  # virtual seconds for a CLI run: one virtual day (the server's bound is lower)
 MAX_STREAM_EVENTS = 5_000_000  # refused while the stream is built (about 1.5 GB of events; 2.5x the largest 10x preset)
 MAX_LINE_CHARS = 1 << 16  # a trace line longer than this is refused, not read whole
@@ -20,6 +21,8 @@ SHOW_CHARS = 40
 def show(value: Any, cap: int = SHOW_CHARS) -> str:
     """``repr(value)`` cut to about ``cap`` characters; huge integers by their digit count."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        if value.bit_length() < 14_000:  # str() refuses past 4,300 digits
+            return f"an integer of {len(str(abs(value)))} digits"
         return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
     if isinstance(value, (str, bytes)) and len(value) > cap:
         value = value[: cap + 1]  # repr only what is shown
@@ -54,4 +57,13 @@ def parse_seed(text: str, where: str = "--seed") -> int:
     return check_seed(int(text), where)
 
 
-__all__ = ["MAX_DURATION", "MAX_LINE_CHARS", "MAX_SEED", "MAX_STREAM_EVENTS", "check_seed", "parse_seed", "show"]
+__all__ = [
+    "MAX_DURATION",
+    "MAX_RATE",
+    "MAX_LINE_CHARS",
+    "MAX_SEED",
+    "MAX_STREAM_EVENTS",
+    "check_seed",
+    "parse_seed",
+    "show",
+]

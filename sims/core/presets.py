@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -292,6 +293,11 @@ def _read_toml(path: Path) -> dict:
         raise PresetError(f"{path}: not valid TOML: {show(str(exc), 160)}") from None
     except RecursionError:
         raise PresetError(f"{path}: not valid TOML: nested too deeply") from None
+    except ValueError:  # tomllib converts a 5,000-digit integer with int(), which refuses it
+        m = re.search(r"\d{4000,}", text)
+        line = text.count("\n", 0, m.start()) + 1 if m else 0
+        digits = len(m.group()) if m else 0
+        raise PresetError(f"{path}:{line}: an integer of {digits} digits is too long") from None
 
 
 def load_file(path: str | Path) -> Preset:

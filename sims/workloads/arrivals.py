@@ -7,11 +7,11 @@ from random import Random
 
 from sims.core import portmath
 from sims.core.dists import exponential
-from sims.core.limits import MAX_STREAM_EVENTS
+from sims.core.limits import MAX_RATE, MAX_STREAM_EVENTS
 from sims.core.registry import Param, workload
 
 
-@workload("poisson", rate=Param(float, 10.0, "arrivals per virtual second", above=0.0))
+@workload("poisson", rate=Param(float, 10.0, "arrivals per virtual second", above=0.0, max=MAX_RATE))
 def poisson(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Poisson arrivals: exponential gaps at ``rate``."""
     t, i, rate = 0.0, 0, params["rate"]
@@ -25,8 +25,8 @@ def poisson(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 
 @workload(
     "bursty",
-    rate_on=Param(float, 50.0, "arrival rate while on", min=0.0),
-    rate_off=Param(float, 2.0, "arrival rate while off", min=0.0),
+    rate_on=Param(float, 50.0, "arrival rate while on", min=0.0, max=MAX_RATE),
+    rate_off=Param(float, 2.0, "arrival rate while off", min=0.0, max=MAX_RATE),
     mean_on=Param(float, 1.0, "mean on-period, seconds", above=0.0),
     mean_off=Param(float, 4.0, "mean off-period, seconds", above=0.0),
 )
@@ -51,11 +51,11 @@ def bursty(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 
 @workload(
     "periodic_burst",
-    base_rate=Param(float, 2.0, "background poisson rate", min=0.0),
+    base_rate=Param(float, 2.0, "background poisson rate", min=0.0, max=MAX_RATE),
     period=Param(float, 1.0, "seconds between bursts", above=0.0),
     burst_at=Param(float, 0.95, "offset of each burst's start within its period", min=0.0),
     burst_width=Param(float, 0.1, "seconds each burst lasts", min=0.0),
-    burst_count=Param(int, 20, "requests per burst, evenly spread", min=1, max=MAX_STREAM_EVENTS),
+    burst_count=Param(int, 20, "requests per burst, evenly spread", min=1, max=100_000),
 )
 def periodic_burst(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Background poisson traffic plus evenly spaced bursts, e.g. straddling window edges."""
@@ -85,8 +85,8 @@ def periodic_burst(params: dict, rng: Random, duration: float) -> Iterator[dict]
 
 @workload(
     "diurnal",
-    base_rate=Param(float, 5.0, "lowest rate", min=0.0),
-    peak_rate=Param(float, 50.0, "highest rate", above=0.0),
+    base_rate=Param(float, 5.0, "lowest rate", min=0.0, max=MAX_RATE),
+    peak_rate=Param(float, 50.0, "highest rate", above=0.0, max=MAX_RATE),
     period=Param(float, 60.0, "seconds per simulated day", above=0.0),
 )
 def diurnal(params: dict, rng: Random, duration: float) -> Iterator[dict]:

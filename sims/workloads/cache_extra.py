@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from random import Random
 
 from sims.core.dists import Zipf
+from sims.core.limits import MAX_RATE
 from sims.core.registry import Param, workload
 from sims.workloads.keys import MAX_KEYS, MAX_ZIPF_S
 
@@ -15,7 +16,7 @@ LOG_BASE = 10_000_000  # log keys: LOG_BASE, LOG_BASE + 1, ... never read back
 
 @workload(
     "rw_mix",
-    rate=Param(float, 1000.0, "references per virtual second (evenly spaced)", above=0.0),
+    rate=Param(float, 1000.0, "references per virtual second (evenly spaced)", above=0.0, max=MAX_RATE),
     hot_n=Param(int, 200, "hot keys (0..hot_n-1), read and rewritten", min=1, max=MAX_KEYS),
     hot_s=Param(float, 0.9, "zipf exponent within the hot set", min=0.0, max=MAX_ZIPF_S),
     hot_write_ratio=Param(float, 0.3, "fraction of hot references that are writes", min=0.0, max=1.0),

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from random import Random
 
 from sims.core.dists import Zipf
-from sims.core.limits import show
+from sims.core.limits import MAX_RATE, show
 from sims.core.registry import Param, workload
 
 MAX_KEYS = 1_000_000  # a bounded zipf keeps a CDF of this many floats
 MAX_ZIPF_S = 10.0
-_RATE = Param(float, 1000.0, "references per virtual second (evenly spaced)", above=0.0)
+_RATE = Param(float, 1000.0, "references per virtual second (evenly spaced)", above=0.0, max=MAX_RATE)
 _WRITES = Param(float, 0.0, "fraction of references that are writes", min=0.0, max=1.0)
 
 
@@ -88,7 +88,7 @@ def loop(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 
 @workload(
     "sequence",
-    rate=Param(float, 1.0, "references per virtual second", above=0.0),
+    rate=Param(float, 1.0, "references per virtual second", above=0.0, max=MAX_RATE),
     keys=Param(list, None, "the keys, in order", required=True),
     repeat=Param(bool, False, "loop the sequence"),
     write_ratio=_WRITES,

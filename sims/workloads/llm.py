@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from random import Random
 
 from sims.core.dists import exponential, lognormal_mean
-from sims.core.limits import show
+from sims.core.limits import MAX_RATE, show
 from sims.core.registry import Param, workload
 from sims.workloads.traffic import MAX_SIGMA
 
@@ -28,7 +28,7 @@ def check_ladder(ladder: list, where: str = "workload.ladder") -> None:
     for step in ladder:
         ok = isinstance(step, list) and len(step) == 2
         ok = ok and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in step)
-        if not (ok and all(math.isfinite(x) and x >= 0 for x in step)):
+        if not (ok and all(math.isfinite(x) and x >= 0 for x in step) and step[1] <= MAX_RATE):
             raise ValueError(f"{where}: expected [t, rate] pairs of numbers >= 0, got {show(step)}")
 
 
@@ -66,7 +66,7 @@ def arrivals(rng: Random, rate: float, ladder: list, duration: float) -> Iterato
 
 @workload(
     "llm",
-    rate=Param(float, 2.0, "requests per second (poisson)", min=0.0),
+    rate=Param(float, 2.0, "requests per second (poisson)", min=0.0, max=MAX_RATE),
     ladder=Param(list, [], "rate steps [[t, rate], ...] overriding rate from t on"),
     prompt_mean=Param(float, 161.0, "mean prompt tokens (lognormal)", above=0.0),
     prompt_sigma=Param(float, 1.0, "lognormal sigma of prompt length; 0 = fixed", min=0.0, max=MAX_SIGMA),

@@ -10,7 +10,7 @@ from heapq import heappop, heappush
 from random import Random
 
 from sims.core.dists import exponential
-from sims.core.limits import show
+from sims.core.limits import MAX_RATE, show
 from sims.core.registry import Param, workload
 
 
@@ -38,7 +38,7 @@ def _classes(raw: list) -> list[tuple[int, int, float, float]]:
 
 @workload(
     "alloc_churn",
-    rate=Param(float, 50.0, "allocations per virtual second (evenly spaced)", above=0.0),
+    rate=Param(float, 50.0, "allocations per virtual second (evenly spaced)", above=0.0, max=MAX_RATE),
     classes=Param(
         list,
         [[32, 256, 0.8, 30.0], [8192, 32768, 0.2, 3.0]],
@@ -75,7 +75,7 @@ def alloc_churn(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 
 @workload(
     "alloc_grow",
-    rate=Param(float, 1.0, "new objects per virtual second (exponential gaps)", above=0.0),
+    rate=Param(float, 1.0, "new objects per virtual second (exponential gaps)", above=0.0, max=MAX_RATE),
     token_bytes=Param(int, 256, "bytes per token", min=1),
     prompt=Param(list, [20, 200], "initial tokens [min, max], uniform"),
     output=Param(list, [50, 400], "tokens added after the alloc [min, max], uniform"),
