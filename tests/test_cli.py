@@ -87,8 +87,8 @@ def test_list_json():
     "args, needle",
     [
         (["run", "nope"], "unknown preset 'nope'"),
-        (["run", "ratelimit-burst", "--seed", "x"], "--seed: invalid int value"),
-        (["run", "ratelimit-burst", "--duration", "-5"], "duration must be a positive"),
+        (["run", "ratelimit-burst", "--seed", "x"], "--seed: expected an integer seed"),
+        (["run", "ratelimit-burst", "--duration", "-5"], "--duration: expected seconds > 0"),
         (["run", "ratelimit-burst", "--panels", "zzz"], "unknown panel 'zzz'"),
         (["run", "ratelimit-burst", "--trace-in", "/nonexistent/x"], "/nonexistent/x"),
         (["bogus"], "invalid choice: 'bogus'"),
@@ -152,7 +152,7 @@ def test_bench_json_reports_throughput():
 def test_progress_bar_only_on_a_terminal():
     import io
 
-    from harness import Progress
+    from contention_harness import Progress
 
     buf = io.StringIO()
     real = sys.stderr

@@ -13,11 +13,11 @@ from sims.alloc import policies as _policies  # noqa: F401  (registers the polic
 from sims.alloc.panel import AllocPanel
 from sims.core.panel import Panel, PanelContext
 from sims.core.registry import Param, Topic, get_policy, register_topic
-from sims.core.trace import TraceArg, TraceError, TraceSpec, lines
+from sims.core.trace import TraceArg, TraceError, TraceSpec, bad_token, lines, show
 
 PANEL_PARAMS = {
-    "heap": Param(int, 1 << 20, "heap size, bytes"),
-    "align": Param(int, 16, "allocation unit, bytes: sizes round up to a multiple (buddy's smallest block)"),
+    "heap": Param(int, 1 << 20, "heap size, bytes", min=1),
+    "align": Param(int, 16, "allocation unit, bytes: sizes round up to a multiple (buddy's smallest block)", min=1),
     "reserve": Param(bool, False, "reserve an object's 'max' size at alloc (a contiguous reservation)"),
 }
 
@@ -49,13 +49,13 @@ def _run_trace(policy: str, args: dict, path: Path) -> dict:
         if op == "a" and len(parts) == 3:
             oid = parts[1]
             try:
-                size = int(parts[2])
+                size = int(parts[2]) if len(parts[2]) <= 20 else 0
             except ValueError:
                 size = 0
             if size < 1:
-                raise TraceError(f"{path}:{n}: size must be a positive integer, got {parts[2]!r}")
+                raise bad_token(path, n, "a positive integer size", parts[2])
             if oid in panel.sizes:
-                raise TraceError(f"{path}:{n}: id {oid!r} is already allocated")
+                raise TraceError(f"{path}:{n}: id {show(oid)} is already allocated")
             ever.add(oid)
             panel.alloc(oid, size)
         elif op == "f" and len(parts) == 2:
@@ -63,9 +63,9 @@ def _run_trace(policy: str, args: dict, path: Path) -> dict:
             if oid in panel.sizes:
                 panel.free(oid)
             elif oid not in ever:
-                raise TraceError(f"{path}:{n}: free of id {oid!r}, which was never allocated")
+                raise TraceError(f"{path}:{n}: free of id {show(oid)}, which was never allocated")
         else:
-            raise TraceError(f"{path}:{n}: expected 'a ID SIZE' or 'f ID', got {text!r}")
+            raise bad_token(path, n, "'a ID SIZE' or 'f ID'", text)
     m = panel.metrics()
     return {
         "policy": policy,

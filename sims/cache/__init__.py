@@ -66,7 +66,7 @@ register_topic(
     Topic(
         "cache",
         make_panel,
-        panel_params={"size": Param(int, 100, "cache capacity, in objects")},
+        panel_params={"size": Param(int, 100, "cache capacity, in objects", min=1)},
         trace=TRACE,
     )
 )

@@ -1,20 +1,30 @@
-"""Presets: named scenarios, one TOML file each in ``presets/``, validated into frozen objects.
+"""Presets: named scenarios, one TOML file each in ``sims/presets/`` (package data; the
+``CONTENTION_PRESETS`` environment variable names another folder), validated into frozen objects.
 
-A bad preset fails at load with the file, the field and what was expected.
+A bad preset fails at load with the file, the field and what was expected: types, the ranges each
+``Param`` declares, the workload's own cross-field checks (a zero-length dry run of its generator)
+and each panel's constructor (built once over an empty stream). So a preset that loads also runs.
+``load_index()`` loads every preset of the folder and keeps the broken ones apart, with their error,
+so one bad file never hides the others.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import random
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sims.core import registry
+from sims.core.limits import MAX_DURATION, check_seed, show
 from sims.core.registry import Param, resolve_params
 
-PRESET_DIR = Path(os.environ.get("CONTENTION_PRESETS", Path(__file__).resolve().parents[2] / "presets"))
+PRESET_DIR = Path(os.environ.get("CONTENTION_PRESETS", Path(__file__).resolve().parents[1] / "presets"))
+MAX_PRESET_BYTES = 1 << 20  # a preset is a page of TOML; a bigger file is refused unread
 
 _TOP_FIELDS = {
     "name",
@@ -95,12 +105,33 @@ def _need(raw: dict, key: str, typ: type, where: str) -> Any:
 
 def _check(value: Any, typ: type, where: str) -> Any:
     if typ is float and isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) > 2**1023:
+            raise PresetError(f"{where}: expected a finite number, got {show(value)}")
         return float(value)
     if typ is int and isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, bool) and typ is not bool or not isinstance(value, typ):
-        raise PresetError(f"{where}: expected {typ.__name__}, got {type(value).__name__} {value!r}")
+        raise PresetError(f"{where}: expected {typ.__name__}, got {type(value).__name__} {show(value)}")
+    if typ is float and not math.isfinite(value):
+        raise PresetError(f"{where}: expected a finite number, got {value!r}")
     return value
+
+
+def _seconds(value: Any, where: str, *, positive: bool = False, limit: float = MAX_DURATION) -> float:
+    """A finite number of seconds in [0, limit] (or (0, limit] when ``positive``)."""
+    value = _check(value, float, where)
+    if value < 0 or (positive and value == 0) or value > limit:
+        lo = "> 0" if positive else ">= 0"
+        raise PresetError(f"{where}: expected seconds {lo} and <= {limit:g}, got {value!r}")
+    return value
+
+
+def _targets(raw_workload: dict, workload_spec: registry.Workload, panel_specs: list[dict[str, Param]]) -> dict:
+    """What a control may move: ``workload.X`` and ``defaults.X`` (a parameter of some panel)."""
+    out = {f"workload.{k}": v for k, v in workload_spec.params.items()}
+    for specs in panel_specs:
+        out |= {f"defaults.{k}": v for k, v in specs.items()}
+    return out
 
 
 def parse_preset(raw: dict, path: str) -> Preset:
@@ -119,14 +150,17 @@ def parse_preset(raw: dict, path: str) -> Preset:
     title = _need(raw, "title", str, where)
     watch_for = _need(raw, "watch_for", str, where)
     seed = _need(raw, "seed", int, where)
-    duration = _need(raw, "duration", float, where)
-    if not duration > 0:
-        raise PresetError(f"{where}: field 'duration': expected a positive number of seconds, got {duration!r}")
+    try:
+        check_seed(seed, "field 'seed'")
+    except ValueError as exc:
+        raise PresetError(f"{where}: {exc}") from None
+    duration = _seconds(_need(raw, "duration", float, where), f"{where}: field 'duration'", positive=True)
     wl = dict(_need(raw, "workload", dict, where))
     kind = _check(wl.pop("kind", None), str, f"{where}: field 'workload.kind'")
     try:
         spec = registry.get_workload(kind)
         wparams = resolve_params(spec.params, wl, "workload")
+        _dry_generate(spec, wparams)
     except ValueError as exc:
         raise PresetError(f"{where}: field 'workload': {exc}") from None
     try:
@@ -138,6 +172,7 @@ def parse_preset(raw: dict, path: str) -> Preset:
     if not panels_raw:
         raise PresetError(f"{where}: field 'panels': expected at least one [[panels]] table")
     panels = []
+    panel_specs = []
     seen = set()
     for i, praw in enumerate(panels_raw):
         pw = f"{where}: field 'panels[{i}]'"
@@ -151,21 +186,43 @@ def parse_preset(raw: dict, path: str) -> Preset:
             cls = registry.get_policy(topic, policy)
             specs = dict(topic_obj.panel_params) | dict(getattr(cls, "PARAMS", {}))
             params = resolve_params(specs, praw, "panel")
+            _dry_build(topic_obj, policy, pname, params, seed, duration)
         except ValueError as exc:
             raise PresetError(f"{pw}: {exc}") from None
         panels.append(PanelSpec(pname, policy, params))
+        panel_specs.append(specs)
     events = []
     for i, ev in enumerate(_check(raw.get("events", []), list, f"{where}: field 'events'")):
         ew = f"{where}: field 'events[{i}]'"
         ev = dict(_check(ev, dict, ew))
-        ev["t"] = _check(ev.get("t"), float, f"{ew}.t")
+        ev["t"] = _seconds(ev.get("t"), f"{ew}.t")
         _check(ev.get("kind"), str, f"{ew}.kind")
         events.append(ev)
-    controls = tuple(_check(c, dict, f"{where}: field 'controls'") for c in raw.get("controls", []))
+    targets = _targets(wl, spec, panel_specs)
+    controls = tuple(
+        _check(c, dict, f"{where}: field 'controls[{i}]'")
+        for i, c in enumerate(_check(raw.get("controls", []), list, f"{where}: field 'controls'"))
+    )
     for i, c in enumerate(controls):
-        for key, typ in (("target", str), ("label", str), ("min", float), ("max", float)):
-            _need(c, key, typ, f"{where}: field 'controls[{i}]'")
-    actions = tuple(_check(a, dict, f"{where}: field 'actions'") for a in raw.get("actions", []))
+        cw = f"{where}: field 'controls[{i}]'"
+        target = _need(c, "target", str, cw)
+        _need(c, "label", str, cw)
+        lo, hi = _need(c, "min", float, cw), _need(c, "max", float, cw)
+        if target not in targets:
+            raise PresetError(f"{cw}.target: expected workload.X or defaults.X of this preset, got {show(target)}")
+        if not lo < hi:
+            raise PresetError(f"{cw}.max: expected more than min ({lo:g}), got {hi:g}")
+        if "step" in c and not _check(c["step"], float, f"{cw}.step") > 0:
+            raise PresetError(f"{cw}.step: expected a positive step, got {c['step']!r}")
+        for key, value in (("min", lo), ("max", hi)):  # every slider position must be valid
+            try:
+                registry.coerce(value if targets[target].type is float else int(value), targets[target], target)
+            except ValueError as exc:
+                raise PresetError(f"{cw}.{key}: {exc}") from None
+    actions = tuple(
+        _check(a, dict, f"{where}: field 'actions[{i}]'")
+        for i, a in enumerate(_check(raw.get("actions", []), list, f"{where}: field 'actions'"))
+    )
     for i, a in enumerate(actions):
         _need(a, "label", str, f"{where}: field 'actions[{i}]'")
         _need(
@@ -188,46 +245,122 @@ def parse_preset(raw: dict, path: str) -> Preset:
         description=_check(raw.get("description", ""), str, f"{where}: field 'description'"),
         controls=controls,
         actions=actions,
-        sample_dt=_check(raw.get("sample_dt", 0.0), float, f"{where}: field 'sample_dt'"),
-        ci_duration=_check(raw.get("ci_duration", 0.0), float, f"{where}: field 'ci_duration'"),
+        sample_dt=_seconds(raw.get("sample_dt", 0.0), f"{where}: field 'sample_dt'", limit=duration),
+        ci_duration=_seconds(raw.get("ci_duration", 0.0), f"{where}: field 'ci_duration'"),
         site=_check(raw.get("site", {}), dict, f"{where}: field 'site'"),
         raw=raw,
         path=str(path),
     )
 
 
-def load_file(path: str | Path) -> Preset:
-    path = Path(path)
+def _dry_generate(spec: registry.Workload, params: dict) -> None:
+    """Run the generator over zero seconds: its own cross-field checks (ws <= pages, a ladder's
+    shape) fire now, at load, not in the middle of a run."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise PresetError(f"{path}: not valid TOML: {exc}") from None
+        for _ in spec.fn(params, random.Random(0), 0.0):
+            break
+    except (TypeError, ArithmeticError, IndexError, KeyError) as exc:
+        raise ValueError(f"{type(exc).__name__}: {show(str(exc), 120)}") from None
+
+
+def _dry_build(topic, policy: str, name: str, params: dict, seed: int, duration: float) -> None:
+    """Build the panel once over an empty stream: its constructor's range checks fire at load."""
+    from sims.core.panel import PanelContext
+
+    try:
+        topic.make_panel(policy, name, dict(params), PanelContext(seed, duration, [], name))
+    except (TypeError, ArithmeticError, IndexError, KeyError) as exc:
+        raise ValueError(f"{type(exc).__name__}: {show(str(exc), 120)}") from None
+
+
+def _read_toml(path: Path) -> dict:
+    """The file's TOML table; every failure a PresetError naming the file (and the line)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_PRESET_BYTES + 1)
     except OSError as exc:
-        raise PresetError(f"{path}: cannot read: {exc.strerror}") from None
-    return parse_preset(raw, str(path))
+        raise PresetError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_PRESET_BYTES:
+        raise PresetError(f"{path}: over {MAX_PRESET_BYTES} bytes; a preset is a short TOML file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise PresetError(f"{path}:{line}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PresetError(f"{path}: not valid TOML: {show(str(exc), 160)}") from None
+    except RecursionError:
+        raise PresetError(f"{path}: not valid TOML: nested too deeply") from None
+    except ValueError:  # tomllib converts a 5,000-digit integer with int(), which refuses it
+        m = re.search(r"\d{4000,}", text)
+        line = text.count("\n", 0, m.start()) + 1 if m else 0
+        digits = len(m.group()) if m else 0
+        raise PresetError(f"{path}:{line}: an integer of {digits} digits is too long") from None
+
+
+def load_file(path: str | Path) -> Preset:
+    """A preset from any TOML file (``contention run ./my.toml``); its ``name`` must equal the
+    file's stem, as in the presets folder."""
+    path = Path(path)
+    raw = _read_toml(path)
+    try:
+        return parse_preset(raw, str(path))
+    except RecursionError:
+        raise PresetError(f"{path}: nested too deeply") from None
 
 
 def preset_names() -> list[str]:
+    """Every preset file's name in the folder, broken ones included (see ``load_index``)."""
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 
 
 _CACHE: dict[str, Preset] = {}
 
 
+def is_path(name: str) -> bool:
+    """Does ``contention run NAME`` mean a file rather than a preset of the folder?"""
+    return name.endswith(".toml") or "/" in name or os.sep in name
+
+
 def load(name: str) -> Preset:
-    """The preset called ``name``; unknown names raise PresetError listing the valid ones."""
+    """The preset called ``name``, or the preset file at ``name`` when it is a path ending in
+    .toml; unknown names raise PresetError listing the valid ones."""
     if name in _CACHE:
         return _CACHE[name]
+    if is_path(name):
+        return load_file(name)
     names = preset_names()
     if name not in names:
-        raise PresetError(f"unknown preset {name!r}; valid: {', '.join(names)}")
+        raise PresetError(f"unknown preset {show(name)}; valid: {', '.join(names)}")
     preset = load_file(PRESET_DIR / f"{name}.toml")
     _CACHE[name] = preset
     return preset
 
 
+class PresetIndex(NamedTuple):
+    """Every preset of the folder: those that load, and one entry per broken file."""
+
+    available: list[Preset]
+    unavailable: list[dict]  # {"name", "available": False, "error"}, sorted by name
+
+
+def load_index() -> PresetIndex:
+    """Load every preset, keeping the broken ones apart with their error, so one bad file never
+    hides the others (``contention list``, ``GET /api/presets``, the site build)."""
+    good, bad = [], []
+    for n in preset_names():
+        try:
+            good.append(load(n))
+        except PresetError as exc:
+            bad.append({"name": n, "available": False, "error": str(exc)})
+    return PresetIndex(good, bad)
+
+
 def all_presets() -> list[Preset]:
-    return [load(n) for n in preset_names()]
+    """The presets that load (a broken file is skipped: see ``load_index``)."""
+    return load_index().available
 
 
 def select_panels(preset: Preset, names: list[str] | None) -> Preset:
@@ -237,7 +370,9 @@ def select_panels(preset: Preset, names: list[str] | None) -> Preset:
     by_name = {p.name: p for p in preset.panels}
     for n in names:
         if n not in by_name:
-            raise PresetError(f"unknown panel {n!r} for preset {preset.name}; valid: {', '.join(by_name)}")
+            raise PresetError(f"unknown panel {show(n)} for preset {preset.name}; valid: {', '.join(by_name)}")
+    if len(set(names)) != len(names):
+        raise PresetError(f"panels: a panel is named twice in {show(','.join(names), 80)}")
     return replace(preset, panels=tuple(by_name[n] for n in names))
 
 
@@ -246,9 +381,12 @@ __all__ = [
     "PanelSpec",
     "Preset",
     "PresetError",
+    "PresetIndex",
     "all_presets",
+    "is_path",
     "load",
     "load_file",
+    "load_index",
     "preset_names",
     "select_panels",
 ]

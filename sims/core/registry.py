@@ -11,6 +11,7 @@ lists none. An unknown name raises ``ValueError`` listing the valid ones (vLLM's
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 import tomllib
 from collections.abc import Callable
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from sims.core.limits import show
 
 _POLICIES: dict[str, dict[str, Any]] = {}
 _TOPICS: dict[str, Topic] = {}
@@ -30,12 +33,31 @@ DESCRIPTOR = "topic.toml"  # what makes a subpackage of sims a topic
 
 @dataclass(frozen=True)
 class Param:
-    """One declared parameter: its type, default (None = required) and a short help text."""
+    """One declared parameter: its type, default (None = required), a short help text and its
+    valid range, checked when a preset loads: ``min``/``max`` inclusive, ``above`` exclusive
+    (``above=0`` for a rate), ``choices`` for strings. Floats must be finite."""
 
     type: type
     default: Any = None
     help: str = ""
     required: bool = False
+    min: float | None = None
+    max: float | None = None
+    above: float | None = None
+    choices: tuple = ()
+
+    def expected(self) -> str:
+        """The valid range in words, for error messages."""
+        parts = []
+        if self.above is not None:
+            parts.append(f"> {self.above:g}")
+        if self.min is not None:
+            parts.append(f">= {self.min:g}")
+        if self.max is not None:
+            parts.append(f"<= {self.max:g}")
+        if self.choices:
+            return "one of " + ", ".join(map(repr, self.choices))
+        return " and ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -217,21 +239,40 @@ def workloads() -> dict[str, Workload]:
 
 
 def coerce(value: Any, spec: Param, where: str) -> Any:
-    """Check ``value`` against ``spec``; ints are accepted for floats. Raises ValueError naming
-    ``where`` and what was expected."""
+    """Check ``value`` against ``spec`` (type, then range); ints are accepted for floats. Raises
+    ValueError naming ``where`` and what was expected."""
+    value = _coerce_type(value, spec, where)
+    if spec.type in (int, float) and not isinstance(value, bool):
+        if spec.type is float and not math.isfinite(value):
+            raise ValueError(f"{where}: expected a finite number, got {value!r}")
+        if (
+            (spec.above is not None and not value > spec.above)
+            or (spec.min is not None and value < spec.min)
+            or (spec.max is not None and value > spec.max)
+        ):
+            raise ValueError(f"{where}: expected {spec.expected()}, got {show(value)}")
+    if spec.choices and value not in spec.choices:
+        raise ValueError(f"{where}: expected {spec.expected()}, got {show(value)}")
+    return value
+
+
+def _coerce_type(value: Any, spec: Param, where: str) -> Any:
     t = spec.type
     if t is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise ValueError(f"{where}: expected a finite number, got {show(value)}") from None
     if t is int and isinstance(value, bool):
         raise ValueError(f"{where}: expected an integer, got {value!r}")
     if t is int and isinstance(value, float) and value.is_integer():
         return int(value)  # JSON from a browser slider: 120.0 means 120
     if t is list:
         if not isinstance(value, list):
-            raise ValueError(f"{where}: expected a list, got {type(value).__name__} {value!r}")
+            raise ValueError(f"{where}: expected a list, got {type(value).__name__} {show(value)}")
         return value
     if not isinstance(value, t):
-        raise ValueError(f"{where}: expected {t.__name__}, got {type(value).__name__} {value!r}")
+        raise ValueError(f"{where}: expected {t.__name__}, got {type(value).__name__} {show(value)}")
     return value
 
 

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from sims.core import registry
+from sims.core.limits import MAX_DURATION, MAX_STREAM_EVENTS, show
 from sims.core.rng import derive
+from sims.core.trace import TraceError, read_lines
 
 
 def generate(kind: str, params: dict, seed: int, duration: float) -> Iterator[dict]:
@@ -30,7 +34,14 @@ def generate(kind: str, params: dict, seed: int, duration: float) -> Iterator[di
 def build(preset, seed: int, horizon: float) -> list[dict]:
     """The preset's stream up to ``horizon``: workload events merged with ``preset.events``
     (a scheduled event goes after workload events at the same instant)."""
-    events = list(generate(preset.workload_kind, preset.workload, seed, horizon))
+    events = []
+    for ev in generate(preset.workload_kind, preset.workload, seed, horizon):
+        events.append(ev)
+        if len(events) > MAX_STREAM_EVENTS:
+            raise ValueError(
+                f"{preset.name}: the stream passes {MAX_STREAM_EVENTS} events at t = {ev['t']:g} s "
+                f"(of {horizon:g} s); ask for a shorter duration or a lower rate"
+            )
     extra = [dict(e) for e in preset.events if e["t"] <= horizon]
     if extra:
         merged = [(e["t"], 0, i, e) for i, e in enumerate(events)]
@@ -68,9 +79,12 @@ def sha256(events: Iterable[dict]) -> str:
 
 
 def write(events: Iterable[dict], path: str | Path) -> None:
-    """Write the canonical JSON-lines form; a temp file renamed into place, so a failure
-    never leaves half a trace behind."""
+    """Write the canonical JSON-lines form; a temp file ``F.part`` renamed into place, so a
+    failure (or a signal the caller turns into an exception) never leaves half a trace behind.
+    OSErrors are raised as ``OSError`` naming ``path`` itself, not the temp file."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(21, "is a directory", str(path))
     tmp = path.with_name(path.name + ".part")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
@@ -78,42 +92,115 @@ def write(events: Iterable[dict], path: str | Path) -> None:
                 f.write(canonical_line(ev))
                 f.write("\n")
         tmp.replace(path)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
-class TraceError(ValueError):
-    """A malformed trace line: the message starts with file:line."""
+class _Huge:
+    """An integer literal too long to convert: kept as its length, refused with its field."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text)
 
 
-def read(path: str | Path) -> list[dict]:
-    """Read a canonical stream back; every event needs a numeric ``t`` (non-decreasing) and a
-    string ``kind``."""
+def _int(text: str) -> int | _Huge:
+    return int(text) if len(text) <= 40 else _Huge(text)
+
+
+def _check_value(value: object, field: str, where: str) -> None:
+    """NaN, Infinity and over-long integers are refused with the field that holds them."""
+    if isinstance(value, _Huge):
+        raise TraceError(f"{where}: field {show(field)}: an integer of {value.digits} digits is too long")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise TraceError(f"{where}: field {show(field)}: expected a finite number, got {value!r}")
+    if isinstance(value, list):
+        for item in value:
+            _check_value(item, field, where)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _check_value(item, field, where)
+
+
+def _shape(value: object) -> str:
+    """A JSON value's type, for comparing a replayed event with the preset's own events."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def schema(events: Iterable[dict]) -> dict[str, dict[str, str]]:
+    """Per event kind, the fields every event of that kind carries, with their JSON type: what a
+    replayed stream must match to be fed to the same panels."""
+    out: dict[str, dict[str, str]] = {}
+    for ev in events:
+        fields = {k: _shape(v) for k, v in ev.items()}
+        known = out.get(ev["kind"])
+        out[ev["kind"]] = fields if known is None else {k: v for k, v in known.items() if fields.get(k) == v}
+    return out
+
+
+def read(path: str | Path, expect: dict[str, dict[str, str]] | None = None) -> list[dict]:
+    """Read a canonical stream back, one line at a time. Every event needs a finite ``t`` in
+    [0, MAX_DURATION] (non-decreasing) and a string ``kind``; with ``expect`` (``schema`` of the
+    preset's own stream and events) each kind must be one the preset knows and carry its fields.
+    Any mismatch raises TraceError naming file:line and the field."""
     path = Path(path)
     events = []
-    last = float("-inf")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read: {exc.strerror}") from None
-    for n, line in enumerate(text.splitlines(), 1):
+    last = 0.0
+    for n, line in read_lines(path, max_chars=1 << 20):
         if not line.strip():
             continue
+        where = f"{path}:{n}"
         try:
-            ev = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TraceError(f"{path}:{n}: not a JSON object ({exc.msg})") from None
+            ev = json.loads(line, parse_int=_int)
+        except RecursionError:
+            raise TraceError(f"{where}: JSON nested too deeply") from None
+        except ValueError as exc:  # JSONDecodeError, NaN/Infinity, an integer of 5,000 digits
+            raise TraceError(f"{where}: not a JSON object ({show(getattr(exc, 'msg', str(exc)), 80)})") from None
         if not isinstance(ev, dict):
-            raise TraceError(f"{path}:{n}: expected a JSON object")
+            raise TraceError(f"{where}: expected a JSON object, got {show(ev)}")
+        for field, value in ev.items():
+            _check_value(value, field, where)
         t = ev.get("t")
         if isinstance(t, bool) or not isinstance(t, (int, float)):
-            raise TraceError(f"{path}:{n}: field 't' must be a number")
+            raise TraceError(f"{where}: field 't': expected a number of seconds, got {show(t)}")
+        if not (math.isfinite(t) and 0 <= t <= MAX_DURATION):
+            raise TraceError(f"{where}: field 't': expected seconds in [0, {MAX_DURATION:g}], got {show(t)}")
         if t < last:
-            raise TraceError(f"{path}:{n}: time {t} goes backwards (previous {last})")
-        if not isinstance(ev.get("kind"), str):
-            raise TraceError(f"{path}:{n}: field 'kind' must be a string")
+            raise TraceError(f"{where}: field 't': {t!r} goes backwards (previous {last!r})")
+        kind = ev.get("kind")
+        if not isinstance(kind, str):
+            raise TraceError(f"{where}: field 'kind': expected a string, got {show(kind)}")
+        if expect is not None:
+            if kind not in expect:
+                raise TraceError(
+                    f"{where}: field 'kind': expected one of {', '.join(sorted(expect))}, got {show(kind)}"
+                )
+            for field, shape in expect[kind].items():
+                if field not in ev:
+                    raise TraceError(f"{where}: field {show(field)}: missing (a {kind} event carries a {shape})")
+                if _shape(ev[field]) != shape:
+                    raise TraceError(f"{where}: field {show(field)}: expected a {shape}, got {show(ev[field])}")
         ev["t"] = float(t)
         last = ev["t"]
         events.append(ev)
+        if len(events) > MAX_STREAM_EVENTS:
+            raise TraceError(f"{where}: more than {MAX_STREAM_EVENTS} events")
+    if not events:
+        raise TraceError(f"{path}: no events; expected one JSON object per line")
     return events

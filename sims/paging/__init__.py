@@ -6,11 +6,12 @@ reference stream and counts faults. Sizes count pages.
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 
 from sims.core.panel import Panel, PanelContext
 from sims.core.registry import Param, Topic, get_policy, register_topic
-from sims.core.trace import TraceArg, TraceError, TraceSpec, lines
+from sims.core.trace import TraceArg, TraceSpec, bad_token, lines
 from sims.paging import policies as _policies  # noqa: F401  (registers the policies)
 from sims.paging.panel import PagingPanel
 
@@ -19,16 +20,38 @@ def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
     return PagingPanel(name, params, ctx, get_policy("paging", policy))
 
 
-def read_pages(path: Path) -> list[int]:
-    """Page numbers (integers), whitespace-separated, any number per line; '#' starts a comment line."""
-    pages = []
+def read_pages(path: Path) -> array:
+    """Page numbers (integers), whitespace-separated, any number per line; '#' starts a comment
+    line. Read line by line into 8 bytes a page, so memory stays near the size of the file."""
+    pages = array("q")
     for n, text in lines(path):
         for tok in text.split():
             try:
-                pages.append(int(tok))
-            except ValueError:
-                raise TraceError(f"{path}:{n}: expected a page number (integer), got {tok!r}") from None
+                page = int(tok) if tok.isascii() and len(tok) <= 20 else None
+                pages.append(page)
+            except (ValueError, TypeError, OverflowError):
+                raise bad_token(path, n, "a page number (a 64-bit integer)", tok) from None
     return pages
+
+
+class _Refs:
+    """The trace as a read-only stream of ref events, made one at a time from ``pages``, so a
+    5M-reference trace never holds 5M event dicts."""
+
+    __slots__ = ("pages",)
+
+    def __init__(self, pages: array) -> None:
+        self.pages = pages
+
+    def __len__(self) -> int:
+        return len(self.pages)
+
+    def __getitem__(self, k: int) -> dict:
+        return {"t": float(k + 1), "kind": "ref", "key": self.pages[k]}
+
+    def __iter__(self):
+        for k, page in enumerate(self.pages):
+            yield {"t": float(k + 1), "kind": "ref", "key": page}
 
 
 def _run_trace(policy: str, args: dict, path: Path) -> dict:
@@ -36,11 +59,10 @@ def _run_trace(policy: str, args: dict, path: Path) -> dict:
     if frames is None or frames < 1:
         raise ValueError(f"--frames must be a positive integer, got {frames!r}")
     cls = get_policy("paging", policy)
-    events = [{"t": float(i), "kind": "ref", "key": p} for i, p in enumerate(read_pages(path), 1)]
+    events = _Refs(read_pages(path))
     ctx = PanelContext(seed=0, duration=float(len(events)), events=events, panel_name=policy)
-    panel = PagingPanel(policy, {"frames": frames}, ctx, cls)
-    panel.feed(events, 0, len(events), float(len(events)))
-    return {"policy": policy, "faults": panel.refs - panel.hits, "hits": panel.hits}
+    refs, hits = cls(frames, events, ctx.rng("evict")).run(events, 0, len(events))
+    return {"policy": policy, "faults": refs - hits, "hits": hits}
 
 
 TRACE = TraceSpec(
@@ -53,7 +75,7 @@ register_topic(
     Topic(
         "paging",
         make_panel,
-        panel_params={"frames": Param(int, 4, "page frames: how many pages fit in memory")},
+        panel_params={"frames": Param(int, 4, "page frames: how many pages fit in memory", min=1)},
         trace=TRACE,
     )
 )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_topic
-from sims.core.trace import TraceArg, TraceError, TraceSpec, lines
+from sims.core.trace import TraceArg, TraceError, TraceSpec, bad_token, lines
 from sims.ratelimit import limiters
 from sims.ratelimit.panel import LimiterPanel
 
@@ -44,9 +44,9 @@ def _run_trace(policy: str, args: dict, path: Path) -> dict:
         try:
             t = float(text)
         except ValueError:
-            raise TraceError(f"{path}:{n}: expected an arrival time in seconds, got {text!r}") from None
+            raise bad_token(path, n, "an arrival time in seconds", text) from None
         if t != t or t in (float("inf"), float("-inf")):
-            raise TraceError(f"{path}:{n}: arrival time must be finite, got {text!r}")
+            raise bad_token(path, n, "a finite arrival time", text)
         if t < last:
             raise TraceError(f"{path}:{n}: arrival time {t} is before the previous one ({last})")
         last = t
@@ -70,7 +70,7 @@ register_topic(
     Topic(
         "ratelimit",
         make_panel,
-        panel_params={"measure_window": Param(float, 1.0, "window for max_in_any_window, seconds")},
+        panel_params={"measure_window": Param(float, 1.0, "window for max_in_any_window, seconds", above=0.0)},
         trace=TRACE,
     )
 )

@@ -7,10 +7,11 @@ from random import Random
 
 from sims.core import portmath
 from sims.core.dists import exponential
+from sims.core.limits import MAX_RATE, MAX_STREAM_EVENTS
 from sims.core.registry import Param, workload
 
 
-@workload("poisson", rate=Param(float, 10.0, "arrivals per virtual second"))
+@workload("poisson", rate=Param(float, 10.0, "arrivals per virtual second", above=0.0, max=MAX_RATE))
 def poisson(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Poisson arrivals: exponential gaps at ``rate``."""
     t, i, rate = 0.0, 0, params["rate"]
@@ -24,10 +25,10 @@ def poisson(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 
 @workload(
     "bursty",
-    rate_on=Param(float, 50.0, "arrival rate while on"),
-    rate_off=Param(float, 2.0, "arrival rate while off"),
-    mean_on=Param(float, 1.0, "mean on-period, seconds"),
-    mean_off=Param(float, 4.0, "mean off-period, seconds"),
+    rate_on=Param(float, 50.0, "arrival rate while on", min=0.0, max=MAX_RATE),
+    rate_off=Param(float, 2.0, "arrival rate while off", min=0.0, max=MAX_RATE),
+    mean_on=Param(float, 1.0, "mean on-period, seconds", above=0.0),
+    mean_off=Param(float, 4.0, "mean off-period, seconds", above=0.0),
 )
 def bursty(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Two-state Markov-modulated Poisson process: exponential on/off periods."""
@@ -50,15 +51,19 @@ def bursty(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 
 @workload(
     "periodic_burst",
-    base_rate=Param(float, 2.0, "background poisson rate"),
-    period=Param(float, 1.0, "seconds between bursts"),
-    burst_at=Param(float, 0.95, "offset of each burst's start within its period"),
-    burst_width=Param(float, 0.1, "seconds each burst lasts"),
-    burst_count=Param(int, 20, "requests per burst, evenly spread"),
+    base_rate=Param(float, 2.0, "background poisson rate", min=0.0, max=MAX_RATE),
+    period=Param(float, 1.0, "seconds between bursts", above=0.0),
+    burst_at=Param(float, 0.95, "offset of each burst's start within its period", min=0.0),
+    burst_width=Param(float, 0.1, "seconds each burst lasts", min=0.0),
+    burst_count=Param(int, 20, "requests per burst, evenly spread", min=1, max=100_000),
 )
 def periodic_burst(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Background poisson traffic plus evenly spaced bursts, e.g. straddling window edges."""
     period, at, width, count = params["period"], params["burst_at"], params["burst_width"], params["burst_count"]
+    if (duration / period + 1) * count > MAX_STREAM_EVENTS:
+        raise ValueError(
+            f"workload.period: {period:g} s bursts of {count} make over {MAX_STREAM_EVENTS} events in {duration:g} s"
+        )
     bursts = []
     k = 0
     while k * period + at <= duration:
@@ -80,13 +85,15 @@ def periodic_burst(params: dict, rng: Random, duration: float) -> Iterator[dict]
 
 @workload(
     "diurnal",
-    base_rate=Param(float, 5.0, "lowest rate"),
-    peak_rate=Param(float, 50.0, "highest rate"),
-    period=Param(float, 60.0, "seconds per simulated day"),
+    base_rate=Param(float, 5.0, "lowest rate", min=0.0, max=MAX_RATE),
+    peak_rate=Param(float, 50.0, "highest rate", above=0.0, max=MAX_RATE),
+    period=Param(float, 60.0, "seconds per simulated day", above=0.0),
 )
 def diurnal(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Rate follows base + (peak - base)(1 - cos(2 pi t / period)) / 2; sampled by thinning."""
     base, peak, period = params["base_rate"], params["peak_rate"], params["period"]
+    if base > peak:
+        raise ValueError(f"workload.base_rate: expected <= peak_rate ({peak:g}), got {base:g}")
     t, i = 0.0, 0
     two_pi = 6.283185307179586
     while True:

@@ -7,10 +7,13 @@ from collections.abc import Iterator
 from random import Random
 
 from sims.core.dists import Zipf
+from sims.core.limits import MAX_RATE, show
 from sims.core.registry import Param, workload
 
-_RATE = Param(float, 1000.0, "references per virtual second (evenly spaced)")
-_WRITES = Param(float, 0.0, "fraction of references that are writes")
+MAX_KEYS = 1_000_000  # a bounded zipf keeps a CDF of this many floats
+MAX_ZIPF_S = 10.0
+_RATE = Param(float, 1000.0, "references per virtual second (evenly spaced)", above=0.0, max=MAX_RATE)
+_WRITES = Param(float, 0.0, "fraction of references that are writes", min=0.0, max=1.0)
 
 
 def _emit(keys: Iterator[int], params: dict, rng: Random, duration: float) -> Iterator[dict]:
@@ -31,8 +34,8 @@ def _emit(keys: Iterator[int], params: dict, rng: Random, duration: float) -> It
 @workload(
     "zipf_keys",
     rate=_RATE,
-    n=Param(int, 10000, "distinct keys"),
-    s=Param(float, 0.9, "zipf exponent"),
+    n=Param(int, 10000, "distinct keys", min=1, max=MAX_KEYS),
+    s=Param(float, 0.9, "zipf exponent", min=0.0, max=MAX_ZIPF_S),
     write_ratio=_WRITES,
 )
 def zipf_keys(params: dict, rng: Random, duration: float) -> Iterator[dict]:
@@ -49,10 +52,10 @@ def zipf_keys(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 @workload(
     "scan_mix",
     rate=_RATE,
-    hot_n=Param(int, 80, "hot-set keys (0..hot_n-1)"),
-    hot_s=Param(float, 0.8, "zipf exponent within the hot set"),
-    scan_len=Param(int, 300, "keys per scan, fresh cold keys each time"),
-    scan_every=Param(int, 1500, "hot references between scans"),
+    hot_n=Param(int, 80, "hot-set keys (0..hot_n-1)", min=1, max=MAX_KEYS),
+    hot_s=Param(float, 0.8, "zipf exponent within the hot set", min=0.0, max=MAX_ZIPF_S),
+    scan_len=Param(int, 300, "keys per scan, fresh cold keys each time", min=0),
+    scan_every=Param(int, 1500, "hot references between scans", min=1),
     write_ratio=_WRITES,
 )
 def scan_mix(params: dict, rng: Random, duration: float) -> Iterator[dict]:
@@ -72,7 +75,7 @@ def scan_mix(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     return _emit(keys(), params, rng, duration)
 
 
-@workload("loop", rate=_RATE, n=Param(int, 101, "loop length"), write_ratio=_WRITES)
+@workload("loop", rate=_RATE, n=Param(int, 101, "loop length", min=1), write_ratio=_WRITES)
 def loop(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Keys 0, 1, ..., n-1, 0, 1, ... forever."""
 
@@ -85,7 +88,7 @@ def loop(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 
 @workload(
     "sequence",
-    rate=Param(float, 1.0, "references per virtual second"),
+    rate=Param(float, 1.0, "references per virtual second", above=0.0, max=MAX_RATE),
     keys=Param(list, None, "the keys, in order", required=True),
     repeat=Param(bool, False, "loop the sequence"),
     write_ratio=_WRITES,
@@ -95,7 +98,9 @@ def sequence(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     seq = params["keys"]
     for k in seq:
         if isinstance(k, bool) or not isinstance(k, int):
-            raise ValueError(f"workload.keys: expected integers, got {k!r}")
+            raise ValueError(f"workload.keys: expected integers, got {show(k)}")
+    if params["repeat"] and not seq:
+        raise ValueError("workload.keys: a repeated sequence needs at least one key")
 
     def keys() -> Iterator[int]:
         while True:
@@ -109,14 +114,16 @@ def sequence(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 @workload(
     "phases",
     rate=_RATE,
-    pages=Param(int, 1000, "address space, pages"),
-    ws=Param(int, 40, "working-set size per phase"),
-    phase_refs=Param(int, 2000, "references per phase"),
-    s=Param(float, 0.6, "zipf exponent inside a working set"),
+    pages=Param(int, 1000, "address space, pages", min=1, max=MAX_KEYS),
+    ws=Param(int, 40, "working-set size per phase (<= pages)", min=1, max=MAX_KEYS),
+    phase_refs=Param(int, 2000, "references per phase", min=1),
+    s=Param(float, 0.6, "zipf exponent inside a working set", min=0.0, max=MAX_ZIPF_S),
     write_ratio=_WRITES,
 )
 def phases(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Locality: each phase references a fresh random working set of ``ws`` pages."""
+    if params["ws"] > params["pages"]:
+        raise ValueError(f"workload.ws: expected <= pages ({params['pages']}), got {params['ws']}")
     z = Zipf(params["ws"], params["s"])
 
     def keys() -> Iterator[int]:

@@ -7,17 +7,29 @@ requests whose prompts start with the same segments share those tokens, so block
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from random import Random
 
 from sims.core.dists import exponential, lognormal_mean
+from sims.core.limits import MAX_RATE, show
 from sims.core.registry import Param, workload
+from sims.workloads.traffic import MAX_SIGMA
 
 
 def _length(rng: Random, mean: float, sigma: float, lo: int, hi: int) -> int:
     if sigma <= 0:
         return max(lo, min(hi, int(mean)))
     return max(lo, min(hi, int(lognormal_mean(rng, mean, sigma) + 0.5)))
+
+
+def check_ladder(ladder: list, where: str = "workload.ladder") -> None:
+    """A ladder is a list of [t, rate] pairs of finite numbers, t >= 0 and rate >= 0."""
+    for step in ladder:
+        ok = isinstance(step, list) and len(step) == 2
+        ok = ok and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in step)
+        if not (ok and all(math.isfinite(x) and x >= 0 for x in step) and step[1] <= MAX_RATE):
+            raise ValueError(f"{where}: expected [t, rate] pairs of numbers >= 0, got {show(step)}")
 
 
 def rate_at(ladder: list, default: float, t: float) -> float:
@@ -54,29 +66,30 @@ def arrivals(rng: Random, rate: float, ladder: list, duration: float) -> Iterato
 
 @workload(
     "llm",
-    rate=Param(float, 2.0, "requests per second (poisson)"),
+    rate=Param(float, 2.0, "requests per second (poisson)", min=0.0, max=MAX_RATE),
     ladder=Param(list, [], "rate steps [[t, rate], ...] overriding rate from t on"),
-    prompt_mean=Param(float, 161.0, "mean prompt tokens (lognormal)"),
-    prompt_sigma=Param(float, 1.0, "lognormal sigma of prompt length; 0 = fixed"),
-    output_mean=Param(float, 338.0, "mean output tokens (lognormal)"),
-    output_sigma=Param(float, 1.0, "lognormal sigma of output length; 0 = fixed"),
-    max_len=Param(int, 2048, "cap on prompt + output tokens"),
-    max_tokens=Param(int, 0, "the max_tokens a client asks for; 0 = max_len - prompt"),
-    long_frac=Param(float, 0.0, "fraction of requests drawn from the long mix instead"),
-    long_prompt_mean=Param(float, 4000.0, "long mix: mean prompt tokens"),
-    long_output_mean=Param(float, 2000.0, "long mix: mean output tokens"),
-    system_prompts=Param(int, 0, "distinct shared system prompts (0 = none)"),
-    system_len=Param(int, 0, "tokens per shared system prompt"),
-    system_frac=Param(float, 1.0, "fraction of requests that start with a system prompt"),
-    tenants=Param(int, 1, "tenants; tenant i uses system prompt i mod system_prompts"),
-    chat_frac=Param(float, 0.0, "probability a request continues an open chat session"),
-    max_turns=Param(int, 8, "turns after which a chat session closes"),
-    chars_per_token=Param(float, 4.0, "prompt characters per token (for character estimates)"),
-    samples=Param(int, 1, "parallel samples per request (the request's n); > 1 adds an 'n' field"),
+    prompt_mean=Param(float, 161.0, "mean prompt tokens (lognormal)", above=0.0),
+    prompt_sigma=Param(float, 1.0, "lognormal sigma of prompt length; 0 = fixed", min=0.0, max=MAX_SIGMA),
+    output_mean=Param(float, 338.0, "mean output tokens (lognormal)", above=0.0),
+    output_sigma=Param(float, 1.0, "lognormal sigma of output length; 0 = fixed", min=0.0, max=MAX_SIGMA),
+    max_len=Param(int, 2048, "cap on prompt + output tokens", min=2),
+    max_tokens=Param(int, 0, "the max_tokens a client asks for; 0 = max_len - prompt", min=0),
+    long_frac=Param(float, 0.0, "fraction of requests drawn from the long mix instead", min=0.0, max=1.0),
+    long_prompt_mean=Param(float, 4000.0, "long mix: mean prompt tokens", above=0.0),
+    long_output_mean=Param(float, 2000.0, "long mix: mean output tokens", above=0.0),
+    system_prompts=Param(int, 0, "distinct shared system prompts (0 = none)", min=0),
+    system_len=Param(int, 0, "tokens per shared system prompt", min=0),
+    system_frac=Param(float, 1.0, "fraction of requests that start with a system prompt", min=0.0, max=1.0),
+    tenants=Param(int, 1, "tenants; tenant i uses system prompt i mod system_prompts", min=1),
+    chat_frac=Param(float, 0.0, "probability a request continues an open chat session", min=0.0, max=1.0),
+    max_turns=Param(int, 8, "turns after which a chat session closes", min=1),
+    chars_per_token=Param(float, 4.0, "prompt characters per token (for character estimates)", above=0.0),
+    samples=Param(int, 1, "parallel samples per request (the request's n); > 1 adds an 'n' field", min=1),
 )
 def llm(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """ShareGPT-like requests by default (lognormal, mean in/out 161/338, max 2048)."""
     p = params
+    check_ladder(p["ladder"])
     open_sessions: list[dict] = []
     next_session = 0
     for i, t in enumerate(arrivals(rng, p["rate"], p["ladder"], duration)):

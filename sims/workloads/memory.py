@@ -10,19 +10,26 @@ from heapq import heappop, heappush
 from random import Random
 
 from sims.core.dists import exponential
+from sims.core.limits import MAX_RATE, show
 from sims.core.registry import Param, workload
+
+
+def _pair(raw: list, name: str) -> tuple[int, int]:
+    if not (len(raw) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in raw)):
+        raise ValueError(f"workload.{name}: expected [min, max] integers, got {show(raw)}")
+    return raw[0], raw[1]
 
 
 def _classes(raw: list) -> list[tuple[int, int, float, float]]:
     out = []
     for c in raw:
         if not (isinstance(c, list) and len(c) == 4):
-            raise ValueError(f"workload.classes: expected [min_bytes, max_bytes, weight, mean_life_s], got {c!r}")
+            raise ValueError(f"workload.classes: expected [min_bytes, max_bytes, weight, mean_life_s], got {show(c)}")
         lo, hi, w, life = c
         if not (isinstance(lo, int) and isinstance(hi, int) and 1 <= lo <= hi):
-            raise ValueError(f"workload.classes: sizes must be integers with 1 <= min <= max, got {c!r}")
-        if not (isinstance(w, (int, float)) and w > 0 and isinstance(life, (int, float)) and life > 0):
-            raise ValueError(f"workload.classes: weight and mean life must be positive, got {c!r}")
+            raise ValueError(f"workload.classes: sizes must be integers with 1 <= min <= max, got {show(c)}")
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x < 1e300 for x in (w, life)):
+            raise ValueError(f"workload.classes: weight and mean life must be positive and finite, got {show(c)}")
         out.append((lo, hi, float(w), float(life)))
     if not out:
         raise ValueError("workload.classes: expected at least one class")
@@ -31,7 +38,7 @@ def _classes(raw: list) -> list[tuple[int, int, float, float]]:
 
 @workload(
     "alloc_churn",
-    rate=Param(float, 50.0, "allocations per virtual second (evenly spaced)"),
+    rate=Param(float, 50.0, "allocations per virtual second (evenly spaced)", above=0.0, max=MAX_RATE),
     classes=Param(
         list,
         [[32, 256, 0.8, 30.0], [8192, 32768, 0.2, 3.0]],
@@ -68,20 +75,20 @@ def alloc_churn(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 
 @workload(
     "alloc_grow",
-    rate=Param(float, 1.0, "new objects per virtual second (exponential gaps)"),
-    token_bytes=Param(int, 256, "bytes per token"),
+    rate=Param(float, 1.0, "new objects per virtual second (exponential gaps)", above=0.0, max=MAX_RATE),
+    token_bytes=Param(int, 256, "bytes per token", min=1),
     prompt=Param(list, [20, 200], "initial tokens [min, max], uniform"),
     output=Param(list, [50, 400], "tokens added after the alloc [min, max], uniform"),
-    max_output=Param(int, 512, "the most tokens an object may add: its 'max' (reservation)"),
-    token_dt=Param(float, 0.05, "seconds between an object's growth steps"),
-    step=Param(int, 1, "tokens added per growth step"),
+    max_output=Param(int, 512, "the most tokens an object may add: its 'max' (reservation)", min=1),
+    token_dt=Param(float, 0.05, "seconds between an object's growth steps", above=0.0),
+    step=Param(int, 1, "tokens added per growth step", min=1),
 )
 def alloc_grow(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Objects that grow after allocation, like a sequence's KV cache during decoding: alloc
     with the prompt, grow by ``step`` tokens every ``token_dt`` until its output is done, free.
     Each alloc carries ``max`` = prompt + max_output tokens, what a reservation must set aside."""
     tb, step, dt = params["token_bytes"], params["step"], params["token_dt"]
-    (plo, phi), (olo, ohi) = params["prompt"], params["output"]
+    (plo, phi), (olo, ohi) = _pair(params["prompt"], "prompt"), _pair(params["output"], "output")
     if not (1 <= plo <= phi and 1 <= olo <= ohi <= params["max_output"] and step >= 1 and tb >= 1):
         raise ValueError("workload: need 1 <= prompt min <= max, 1 <= output min <= max <= max_output, step >= 1")
     pending: list[tuple[float, int, dict]] = []  # (time, seq, event): min-heap

@@ -10,9 +10,11 @@ from collections.abc import Iterator
 from random import Random
 
 from sims.core.dists import exponential, lognormal_mean, pareto
+from sims.core.limits import MAX_RATE
 from sims.core.registry import Param, workload
 
 SIZE_DISTS = ("pareto", "exp", "lognormal", "fixed")
+MAX_SIGMA = 4.0  # a lognormal mean with sigma past this overflows the portable exp
 
 
 def job_size(rng: Random, dist: str, mean: float, alpha: float, sigma: float) -> float:
@@ -28,11 +30,11 @@ def job_size(rng: Random, dist: str, mean: float, alpha: float, sigma: float) ->
 
 @workload(
     "jobs",
-    rate=Param(float, 100.0, "arrivals per second (poisson)"),
-    size_mean=Param(float, 0.05, "mean job size: seconds of work on a speed-1 server"),
-    size_dist=Param(str, "pareto", "pareto | exp | lognormal | fixed"),
-    alpha=Param(float, 1.8, "pareto shape (> 1; heavier tail when smaller)"),
-    sigma=Param(float, 1.0, "lognormal sigma"),
+    rate=Param(float, 100.0, "arrivals per second (poisson)", above=0.0, max=MAX_RATE),
+    size_mean=Param(float, 0.05, "mean job size: seconds of work on a speed-1 server", above=0.0),
+    size_dist=Param(str, "pareto", "pareto | exp | lognormal | fixed", choices=SIZE_DISTS),
+    alpha=Param(float, 1.8, "pareto shape (> 1; heavier tail when smaller)", above=0.0),
+    sigma=Param(float, 1.0, "lognormal sigma", min=0.0, max=MAX_SIGMA),
 )
 def jobs(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Poisson arrivals of jobs with random sizes (heavy-tailed by default)."""
