@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from web import server_build
+from web.server import build as server_build
 
 from .harness import ROOT, free_port, start_server
 

@@ -3,7 +3,7 @@ request (client, method, path, status, bytes, milliseconds).
 
 The CSP allows the site's own scripts and its module worker (from 'self' or a blob: URL),
 WebAssembly through 'wasm-unsafe-eval' (Pyodide), and nothing from elsewhere: no CDN anywhere.
-A page's inline scripts run only by hash (``web.server_static`` adds them per page).
+A page's inline scripts run only by hash (``web.server.static`` adds them per page).
 Pages under /embed/ may be framed by any site; every other page only by its own origin.
 """
 

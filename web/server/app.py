@@ -1,8 +1,8 @@
 """``contention serve``: the site (dist/, built first when missing or stale) and the JSON API, on
 uvicorn, bound to 127.0.0.1 unless told otherwise.
 
-Layout: ``/api/...`` is the JSON API (``web.api.routes``); everything else is a static file from
-dist/ (``web.server_static``). Every response passes through ``web.server_http.HttpPolicy``
+Layout: ``/api/...`` is the JSON API (``web.server.api.routes``); everything else is a static file from
+dist/ (``web.server.static``). Every response passes through ``web.server.http_policy.HttpPolicy``
 (security headers, one log line). SIGINT/SIGTERM stop accepting, let in-flight requests finish
 for ``shutdown_grace`` seconds, stop the workers and exit 0.
 """
@@ -22,14 +22,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount
 
-from web.api.errors import ApiError
-from web.api.gpu import Gpu
-from web.api.pool import WorkerPool
-from web.api.routes import routes as api_routes
-from web.server_build import ensure_built
-from web.server_config import Limits
-from web.server_http import HttpPolicy
-from web.server_static import SiteFiles
+from web.server.api.errors import ApiError
+from web.server.api.gpu import Gpu
+from web.server.api.pool import WorkerPool
+from web.server.api.routes import routes as api_routes
+from web.server.build import ensure_built
+from web.server.config import Limits
+from web.server.http_policy import HttpPolicy
+from web.server.static import SiteFiles
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 log = logging.getLogger("contention.server")
@@ -75,7 +75,7 @@ def create_app(dist: Path, limits: Limits | None = None, gpu: bool = False) -> H
     )
     app.state.limits = limits
     app.state.pool = WorkerPool(
-        "web.api.jobs", limits.workers, limits.queue, limits.run_timeout, warm="warm", nice=limits.worker_nice
+        "web.server.api.jobs", limits.workers, limits.queue, limits.run_timeout, warm="warm", nice=limits.worker_nice
     )
     app.state.gpu = Gpu(gpu, limits)
     app.state.traces = 0  # trace downloads in progress
@@ -127,5 +127,5 @@ def main(host: str = "127.0.0.1", port: int = 8000, gpu: bool = False, dist: Pat
     return 0 if server.started else 1
 
 
-if __name__ == "__main__":  # python -m web.server [port]
+if __name__ == "__main__":  # python -m web.server.app [port]
     sys.exit(main(port=int(sys.argv[1]) if len(sys.argv) > 1 else 8000))

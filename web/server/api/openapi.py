@@ -3,7 +3,7 @@ contract in DESIGN.md; a test checks that it lists exactly the routes the server
 
 from __future__ import annotations
 
-from web.server_config import MAX_SEED, Limits
+from web.server.config import MAX_SEED, Limits
 
 
 def _json(schema: dict, description: str) -> dict:

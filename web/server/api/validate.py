@@ -15,8 +15,8 @@ from typing import Any
 from starlette.requests import Request
 
 from sims.core import presets
-from web.api.errors import ApiError
-from web.server_config import MAX_SEED, Limits
+from web.server.api.errors import ApiError
+from web.server.config import MAX_SEED, Limits
 
 
 @dataclass(frozen=True)

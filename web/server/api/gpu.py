@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from web.api.pool import JobFailed, JobTimeout, WorkerPool
-from web.server_config import Limits
+from web.server.api.pool import JobFailed, JobTimeout, WorkerPool
+from web.server.config import Limits
 
 NO_FLAG = "the server was started without --gpu (run `contention serve --gpu`)"
 
@@ -22,7 +22,7 @@ class Gpu:
 
     def pool(self) -> WorkerPool:
         if self._pool is None:
-            self._pool = WorkerPool("web.api.gpu_jobs", size=1, queue=0, timeout=self.limits.gpu_timeout, nice=0)
+            self._pool = WorkerPool("web.server.api.gpu_jobs", size=1, queue=0, timeout=self.limits.gpu_timeout, nice=0)
             self._pool.start()
         return self._pool
 

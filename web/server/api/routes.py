@@ -1,4 +1,4 @@
-"""The JSON API's endpoints (contract in DESIGN.md, schema in ``web.api.openapi``).
+"""The JSON API's endpoints (contract in DESIGN.md, schema in ``web.server.api.openapi``).
 
 Runs go to the worker pool; trace downloads are built in a thread and streamed in chunks; GPU
 requests go to the GPU worker. The event loop only checks input and moves bytes.
@@ -14,10 +14,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from sims.core import api, presets
-from web.api import jobs, validate
-from web.api.errors import ApiError
-from web.api.openapi import openapi
-from web.api.pool import Busy, JobFailed, JobRejected, JobTimeout, WorkerPool
+from web.server.api import jobs, validate
+from web.server.api.errors import ApiError
+from web.server.api.openapi import openapi
+from web.server.api.pool import Busy, JobFailed, JobRejected, JobTimeout, WorkerPool
 
 VERSION = "1"
 

@@ -17,7 +17,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
 
-from web.server_http import csp
+from web.server.http_policy import csp
 
 # Explicit, so the answer never depends on the host's /etc/mime.types.
 MIME_TYPES = {
