@@ -32,11 +32,13 @@ class Server:
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")
 
-    def worker_pids(self) -> list[int]:
-        """The server's worker processes (children started by multiprocessing), from /proc."""
+    def worker_pids(self, kind: str = "run") -> list[int]:
+        """The server's worker processes of one kind (``run``, ``trace``, ``gpu`` or ``all``),
+        from /proc: children started by multiprocessing, named ``contention-KIND``."""
         path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
         children = [int(p) for p in path.read_text().split()] if path.exists() else []
-        return [pid for pid in children if b"spawn_main" in cmdline(pid)]  # not the resource tracker
+        workers = [pid for pid in children if b"spawn_main" in cmdline(pid)]  # not the resource tracker
+        return workers if kind == "all" else [pid for pid in workers if comm(pid) == f"contention-{kind}"]
 
 
 def cmdline(pid: int) -> bytes:
@@ -44,6 +46,13 @@ def cmdline(pid: int) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def free_port() -> int:

@@ -9,8 +9,8 @@ import pytest
 
 from sims.core import api, presets
 from sims.core.stream import horizon
-from web.api.jobs import count_events
-from web.api.routes import routes
+from web.server.api.jobs import count_events
+from web.server.api.routes import routes
 
 MAX_EVENTS = 300_000  # the main server's bound (conftest.MAIN_ENV)
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sims.core import presets
-from web.server_config import MAX_SEED
+from web.server.config import MAX_SEED
 
 PRESET = "ratelimit-burst"
 NAMES = set(presets.preset_names())

@@ -9,7 +9,7 @@ import sys
 import types
 
 from sims.core import api
-from web.api import gpu_jobs
+from web.server.api import gpu_jobs
 
 
 def fake_replay_module(monkeypatch, answer):

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from web import server_build
+from web.server import build as server_build
 
 from .harness import ROOT, free_port, start_server
 
@@ -43,7 +43,7 @@ def test_signal_finishes_in_flight_runs_then_exits_cleanly(tmp_path, sig):
             r = httpx.post(f"{server.url}/api/gpu/replay", json={"preset": PRESET, "duration": 1}, timeout=60)
             assert r.status_code == 503 and r.json()["field"] == "gpu"
             assert r.json()["error"].endswith(status["reason"])
-        workers = server.worker_pids()
+        workers = server.worker_pids("run") + server.worker_pids("gpu")
         assert len(workers) == (2 if gpu else 1)
         result: dict = {}
 

@@ -27,7 +27,9 @@ def test_chunked_body_over_the_limit_is_413(tight_server):
             yield b"x" * 200
         yield b'"}'
 
-    r = httpx.post(f"{tight_server.url}/api/run", content=chunks())  # no Content-Length: counted while read
+    r = httpx.post(  # no Content-Length: counted while read
+        f"{tight_server.url}/api/run", content=chunks(), headers={"content-type": "application/json"}
+    )
     assert r.status_code == 413 and r.json()["field"] == "body"
 
 

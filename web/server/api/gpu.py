@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from web.api.pool import JobFailed, JobTimeout, WorkerPool
-from web.server_config import Limits
+from web.server.api.pool import JobFailed, JobTimeout, WorkerPool
+from web.server.config import Limits
 
 NO_FLAG = "the server was started without --gpu (run `contention serve --gpu`)"
 
@@ -22,8 +22,19 @@ class Gpu:
 
     def pool(self) -> WorkerPool:
         if self._pool is None:
-            self._pool = WorkerPool("web.api.gpu_jobs", size=1, queue=0, timeout=self.limits.gpu_timeout, nice=0)
+            self._pool = WorkerPool(
+                "web.server.api.gpu_jobs",
+                size=1,
+                queue=0,
+                timeout=self.limits.gpu_timeout,
+                nice=0,
+                label="contention-gpu",
+            )
             self._pool.start()
+        return self._pool
+
+    def started_pool(self) -> WorkerPool | None:
+        """The GPU pool if it has started (never starts it)."""
         return self._pool
 
     async def status(self) -> dict:

@@ -1,25 +1,26 @@
-"""The JSON API's endpoints (contract in DESIGN.md, schema in ``web.api.openapi``).
+"""The JSON API's endpoints (contract in DESIGN.md, schema in ``web.server.api.openapi``).
 
-Runs go to the worker pool; trace downloads are built in a thread and streamed in chunks; GPU
-requests go to the GPU worker. The event loop only checks input and moves bytes.
+Runs go to the worker pool; trace downloads are built in a worker of their own pool and streamed
+chunk by chunk (the worker makes the next chunk when the last one is sent); GPU requests go to
+the GPU worker. The event loop only checks input and moves bytes.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
-import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from sims.core import api, presets
-from web.api import jobs, validate
-from web.api.errors import ApiError
-from web.api.openapi import openapi
-from web.api.pool import Busy, JobFailed, JobRejected, JobTimeout, WorkerPool
+from web.server.api import catalog, validate
+from web.server.api.errors import ApiError, StreamAborted
+from web.server.api.openapi import openapi
+from web.server.api.pool import Busy, JobFailed, JobRejected, JobTimeout, Stopping, WorkerDied, WorkerPool
 
 VERSION = "1"
+log = logging.getLogger("contention.server")
 
 
 def _state(request: Request):
@@ -36,23 +37,36 @@ def _busy(exc: Busy, what: str) -> ApiError:
     )
 
 
-async def _pool_call(pool: WorkerPool, what: str, name: str, **kwargs) -> dict:
-    """One job on ``pool``, with the pool's exceptions turned into API errors."""
-    try:
-        return await pool.run(name, **kwargs)
-    except Busy as exc:
-        raise _busy(exc, what) from None
-    except JobTimeout:
-        raise ApiError(
+def _unavailable(reason: str, retry_after: int) -> ApiError:
+    return ApiError(503, reason, "request", headers={"Retry-After": str(retry_after)})
+
+
+def _job_error(exc: Exception, pool: WorkerPool, what: str) -> Exception:
+    """The API error for one of the pool's exceptions (a RuntimeError, so a 500, for a bug)."""
+    if isinstance(exc, Busy):
+        return _busy(exc, what)
+    if isinstance(exc, JobTimeout):
+        return ApiError(
             422,
             f"the run took longer than the limit run_timeout = {pool.timeout:g} s; ask for a shorter duration",
             "duration",
             limit="run_timeout",
-        ) from None
-    except JobRejected as exc:
-        raise ApiError(422, str(exc), exc.field or "preset", limit=exc.limit) from None
-    except JobFailed as exc:
-        raise RuntimeError(f"{what} failed in a worker: {exc}") from None
+        )
+    if isinstance(exc, JobRejected):
+        return ApiError(422, str(exc), exc.field or "preset", limit=exc.limit)
+    if isinstance(exc, WorkerDied):
+        return _unavailable(f"{exc}; a fresh worker is starting, retry the request", pool.retry_after())
+    if isinstance(exc, Stopping):
+        return _unavailable(f"the server is shutting down ({exc}); retry when it is back", 5)
+    return RuntimeError(f"{what} failed in a worker: {exc}")
+
+
+async def _pool_call(pool: WorkerPool, what: str, name: str, **kwargs) -> dict:
+    """One job on ``pool``, with the pool's exceptions turned into API errors."""
+    try:
+        return await pool.run(name, **kwargs)
+    except (Busy, JobTimeout, JobRejected, JobFailed, Stopping) as exc:
+        raise _job_error(exc, pool, what) from None
 
 
 async def health(request: Request) -> Response:
@@ -71,12 +85,17 @@ async def health(request: Request) -> Response:
 
 
 async def preset_list(request: Request) -> Response:
-    return JSONResponse([api.describe(p, summary=True) for p in presets.all_presets()])
+    return JSONResponse(catalog.index())
 
 
 async def preset_one(request: Request) -> Response:
+    if not request.path_params["name"]:  # /api/presets/ names no preset
+        raise ApiError(404, "no preset named; GET /api/presets lists them", "name")
     p = validate.preset_name(request.path_params["name"], field="name", status=404)
-    return JSONResponse(api.describe(p.name))
+    try:
+        return JSONResponse(catalog.describe(p.name))
+    except catalog.Unavailable as exc:
+        raise ApiError(422, f"preset {p.name} is unavailable: {exc}", "name") from None
 
 
 async def run(request: Request) -> Response:
@@ -106,24 +125,27 @@ async def trace(request: Request) -> Response:
     asked = validate.query_float(request.query_params.get("duration"), "duration")
     duration = validate.duration(asked, st.limits, p.duration)
     duration = p.duration if duration is None else duration
-    if st.traces >= st.limits.traces:
-        raise _busy(Busy(1), "trace downloads")
-    st.traces += 1  # released when the stream ends (below), or here when it never starts
-    try:
-        await anyio.to_thread.run_sync(jobs.check_events, p, seed, duration, st.limits.max_events)
-    except BaseException as exc:
-        st.traces -= 1
-        if isinstance(exc, jobs.LimitExceeded):
-            raise ApiError(422, str(exc), exc.field, limit=exc.limit) from None
-        raise
+    pool = st.trace_pool
+    if pool.full:
+        raise _busy(Busy(pool.retry_after()), "trace downloads")
+    chunks = pool.stream("trace_chunks", preset=p.name, seed=seed, duration=duration, max_events=st.limits.max_events)
+    try:  # the first chunk comes after the event bound is checked: a refusal is still a JSON error
+        first = await anext(chunks)
+    except StopAsyncIteration:
+        first = b""
+    except (Busy, JobTimeout, JobRejected, JobFailed, Stopping) as exc:
+        raise _job_error(exc, pool, "trace downloads") from None
 
-    async def body() -> AsyncIterator[str]:
-        lines = jobs.trace_lines(p.name, seed, duration, st.limits.max_events)
+    async def body() -> AsyncIterator[bytes]:
         try:
-            while chunk := await anyio.to_thread.run_sync(next, lines, None):
+            if first:
+                yield first
+            async for chunk in chunks:
                 yield chunk
+        except (JobTimeout, JobRejected, JobFailed, Stopping) as exc:  # headers are sent: cut the connection
+            raise StreamAborted(f"trace download of {p.name} ended early: {exc}") from None
         finally:
-            st.traces -= 1
+            await chunks.aclose()
 
     name = f"{p.name}-seed{seed}-{duration:g}s.jsonl"
     return StreamingResponse(

@@ -12,12 +12,13 @@ import hashlib
 import mimetypes
 import re
 from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
 
 from starlette.responses import PlainTextResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
 
-from web.server_http import csp
+from web.server.http_policy import csp
 
 # Explicit, so the answer never depends on the host's /etc/mime.types.
 MIME_TYPES = {
@@ -72,8 +73,24 @@ def is_embed_asset(path: str) -> bool:
 
 
 def is_safe_path(path: str) -> bool:
-    """False for a decoded URL path that could step outside the served folder."""
-    return "\x00" not in path and "\\" not in path and ".." not in path.split("/")
+    """False for a decoded URL path that could step outside the served folder, or that names a
+    dotfile or dot-folder (the build stamp, an editor's or a VCS's files)."""
+    if "\x00" in path or "\\" in path:
+        return False
+    return not any(part.startswith(".") for part in path.split("/"))
+
+
+def relative_location(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """A redirect's Location without scheme and host: Starlette builds it from the request's
+    Host header, which a client chooses."""
+    out = []
+    for name, value in headers:
+        if name.lower() == b"location":
+            parts = urlsplit(value.decode("latin-1"))
+            path = "/" + parts.path.lstrip("/")  # never "//host": that is absolute too
+            value = (path + (f"?{parts.query}" if parts.query else "")).encode("latin-1")
+        out.append((name, value))
+    return out
 
 
 class SiteFiles:
@@ -105,7 +122,15 @@ class SiteFiles:
                 message["headers"] = [*message.get("headers", []), *CORS_HEADERS]
             await send(message)
 
-        await self.files(scope, receive, send_cors)
+        await self._files(scope, receive, send_cors)
+
+    async def _files(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def relative_redirects(message: Message) -> None:
+            if message["type"] == "http.response.start" and 300 <= message["status"] < 400:
+                message["headers"] = relative_location(list(message.get("headers", [])))
+            await send(message)
+
+        await self.files(scope, receive, relative_redirects)
 
     async def _page(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve a non-asset path; an HTML answer is held back whole (pages are small) so that its
@@ -136,7 +161,7 @@ class SiteFiles:
             await send(start)
             await send({"type": "http.response.body", "body": html})
 
-        await self.files(scope, receive, hold_html)
+        await self._files(scope, receive, hold_html)
 
 
 _CONDITIONAL = {b"if-none-match", b"if-modified-since", b"if-range", b"range"}

@@ -3,7 +3,7 @@ contract in DESIGN.md; a test checks that it lists exactly the routes the server
 
 from __future__ import annotations
 
-from web.server_config import MAX_SEED, Limits
+from web.server.config import MAX_SEED, Limits
 
 
 def _json(schema: dict, description: str) -> dict:
@@ -18,29 +18,38 @@ def _errors(*codes: int) -> dict:
     text = {
         400: "malformed JSON or an empty body",
         404: "unknown preset",
+        408: "the request body did not arrive within body_timeout",
         413: "request body over the size limit",
-        422: "a field is wrong, or a bound (max_duration, max_events, run_timeout) is hit",
+        415: "a POST body that is not application/json",
+        422: "a field is wrong, the preset is unavailable, or a bound (max_duration, max_events, run_timeout) is hit",
         429: "too many runs at once; see Retry-After",
-        503: "no GPU replay on this server (the reason says why)",
+        503: "the worker died or the server is stopping (see Retry-After); for a GPU replay, no GPU here",
     }
     out = {str(c): _json(ERROR, text[c]) for c in codes}
-    if 429 in codes:
-        out["429"]["headers"] = {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}
+    for c in (429, 503):
+        if c in codes:
+            out[str(c)]["headers"] = {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}
     return out
+
+
+def _or_null(schema: dict) -> dict:
+    """``schema`` or null: in a body, null means "the preset's own value", as the server reads it."""
+    return {**schema, "type": [schema["type"], "null"]}
 
 
 def openapi(limits: Limits) -> dict:
     seed = {"type": "integer", "minimum": 0, "maximum": MAX_SEED}
     duration = {"type": "number", "exclusiveMinimum": 0, "maximum": limits.max_duration}
+    panels = {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"type": "string"}}
     run_body = {
         "type": "object",
         "additionalProperties": False,
         "required": ["preset"],
         "properties": {
             "preset": {"type": "string", "minLength": 1},
-            "seed": seed,
-            "duration": duration,
-            "panels": {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"type": "string"}},
+            "seed": _or_null(seed),
+            "duration": _or_null(duration),
+            "panels": _or_null(panels),
         },
     }
     replay_body = {**run_body, "properties": {k: v for k, v in run_body["properties"].items() if k != "panels"}}
@@ -71,14 +80,14 @@ def openapi(limits: Limits) -> dict:
                 "get": {
                     "summary": "One preset in full",
                     "parameters": [{"name": "name", **name_param}],
-                    "responses": {"200": _json({"type": "object"}, "the preset"), **_errors(404)},
+                    "responses": {"200": _json({"type": "object"}, "the preset"), **_errors(404, 422)},
                 }
             },
             "/api/run": {
                 "post": {
                     "summary": "Run a preset to the end (same object as `run --json`)",
                     "requestBody": {"required": True, "content": {"application/json": {"schema": run_body}}},
-                    "responses": {"200": _json(RUN_RESULT, "the run"), **_errors(400, 413, 422, 429)},
+                    "responses": {"200": _json(RUN_RESULT, "the run"), **_errors(400, 408, 413, 415, 422, 429, 503)},
                 }
             },
             "/api/trace/{preset}": {
@@ -94,7 +103,7 @@ def openapi(limits: Limits) -> dict:
                             "description": "one event per line",
                             "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
                         },
-                        **_errors(404, 422, 429),
+                        **_errors(404, 422, 429, 503),
                     },
                 }
             },
@@ -117,7 +126,7 @@ def openapi(limits: Limits) -> dict:
                             },
                             "simulated and measured",
                         ),
-                        **_errors(400, 413, 422, 429, 503),
+                        **_errors(400, 408, 413, 415, 422, 429, 503),
                     },
                 }
             },

@@ -7,6 +7,7 @@ so a bad request never reaches a worker.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from dataclasses import dataclass
@@ -15,8 +16,9 @@ from typing import Any
 from starlette.requests import Request
 
 from sims.core import presets
-from web.api.errors import ApiError
-from web.server_config import MAX_SEED, Limits
+from web.server.api import catalog
+from web.server.api.errors import ApiError
+from web.server.config import MAX_SEED, Limits
 
 
 @dataclass(frozen=True)
@@ -34,17 +36,26 @@ def _reject_constant(name: str) -> Any:
 
 
 async def read_json(request: Request, limits: Limits) -> dict:
-    """The body as a JSON object; 413 past ``max_body_bytes``, 400 if it is not JSON, 422 if it
-    is JSON but not an object."""
+    """The body as a JSON object; 413 past ``max_body_bytes``, 408 past ``body_timeout``, 400 if
+    it is not JSON, 422 if it is JSON but not an object. (A client that hangs up mid-body raises
+    ClientDisconnect, which the app answers quietly.)"""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
         raise ApiError(413, f"request body over {limits.max_body_bytes} bytes", "body", limit="max_body_bytes")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limits.max_body_bytes:
-            raise ApiError(413, f"request body over {limits.max_body_bytes} bytes", "body", limit="max_body_bytes")
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(limits.body_timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limits.max_body_bytes:
+                    raise ApiError(
+                        413, f"request body over {limits.max_body_bytes} bytes", "body", limit="max_body_bytes"
+                    )
+                chunks.append(chunk)
+    except TimeoutError:
+        raise ApiError(
+            408, f"the request body did not arrive within {limits.body_timeout:g} s", "body", limit="body_timeout"
+        ) from None
     raw = b"".join(chunks)
     if not raw.strip():
         raise ApiError(400, "request body is empty; expected a JSON object", "body")
@@ -84,12 +95,12 @@ def preset_name(value: Any, field: str = "preset", status: int = 422) -> presets
     if not value:
         raise ApiError(422, f"{field} is empty; expected a preset name", field)
     try:
-        return presets.load(value)  # cached after the first load
-    except presets.PresetError as exc:
+        return catalog.load(value)  # cached after the first load
+    except catalog.Unavailable as exc:  # a broken preset file: say which and why
+        raise ApiError(422, f"preset {value} is unavailable: {exc}", field) from None
+    except presets.PresetError:
         names = presets.preset_names()
-        if value not in names:
-            raise ApiError(status, f"unknown preset {value[:80]!r}; valid: {', '.join(names)}", field) from None
-        raise ApiError(422, str(exc), field) from None  # a broken preset file: say which and why
+        raise ApiError(status, f"unknown preset {value[:80]!r}; valid: {', '.join(names)}", field) from None
 
 
 def seed(value: Any) -> int | None:

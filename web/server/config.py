@@ -24,6 +24,8 @@ class Limits:
     worker_nice: int = 5  # CPU priority of run workers below the server's, so the API stays responsive
     gpu_timeout: float = 600.0  # wall seconds per GPU replay
     shutdown_grace: float = 5.0  # seconds in-flight requests get after SIGINT/SIGTERM
+    header_timeout: float = 10.0  # seconds for a request's headers to arrive (408 past it)
+    body_timeout: float = 10.0  # seconds for a request's body to arrive (408 past it)
 
     def __post_init__(self) -> None:
         if self.workers <= 0:

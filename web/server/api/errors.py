@@ -29,3 +29,9 @@ class ApiError(Exception):
 
 def error_response(status: int, error: str, field: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return ApiError(status, error, field, headers=headers).response()
+
+
+class StreamAborted(Exception):
+    """A streamed answer that cannot be finished (its worker died, or the server is stopping):
+    the connection is closed without the final chunk, so the client sees a truncated download
+    instead of a complete-looking one. Logged as one line, not as a bug."""
