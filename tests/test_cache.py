@@ -331,7 +331,7 @@ def test_cache_scan_lru_collapses_while_arc_and_lirs_hold():
     r = api.run("cache-scan")
     assert _hits_of(r) == {
         "lru": 15003, "fifo": 15003, "clock": 17730, "arc": 31080, "lirs": 31088,
-        "twoq": 21670, "s3fifo": 30461, "sieve": 31080, "opt": 31225,
+        "twoq": 21670, "s3fifo": 30230, "sieve": 31080, "opt": 31225,
     }  # fmt: skip
     h = _hit(r)
     assert h["arc"] >= 0.99 * h["opt"] and h["lirs"] >= 0.99 * h["opt"]  # hold: within 1% of OPT
@@ -354,7 +354,7 @@ def test_cache_loop_lru_misses_every_time_lirs_nearly_opt():
     r = api.run("cache-loop")
     h = _hit(r)
     assert {n for n, v in h.items() if v == 0.0} == {"lru", "fifo", "clock", "lfu", "arc", "sieve"}
-    assert {n: v for n, v in _hits_of(r).items() if v} == {"lirs": 49401, "twoq": 41977, "s3fifo": 37889, "opt": 49820}
+    assert {n: v for n, v in _hits_of(r).items() if v} == {"lirs": 49401, "twoq": 41977, "s3fifo": 31738, "opt": 49820}
     assert h["lirs"] >= 0.99 * h["opt"]
 
 
@@ -362,7 +362,7 @@ def test_cache_shift_recency_beats_frequency():
     r = api.run("cache-shift")
     assert _hits_of(r) == {
         "lru": 58416, "lfu": 7820, "clock": 58172, "arc": 58383, "lirs": 57000,
-        "s3fifo": 56967, "sieve": 56571, "opt": 58531,
+        "s3fifo": 56577, "sieve": 56571, "opt": 58531,
     }  # fmt: skip
     h = _hit(r)
     assert all(v > 0.9 for n, v in h.items() if n != "lfu") and h["lfu"] < 0.15
