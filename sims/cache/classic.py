@@ -187,9 +187,10 @@ class LFU(CachePolicy):
 
 @register_policy("cache", "clock")
 class Clock(CachePolicy):
-    """LRU approximated by one bit per slot: a hit sets the slot's bit; on a miss the hand sweeps,
-    clearing set bits (a second chance), and evicts the first slot whose bit is clear.
-    Slots ``0..n-1`` are filled; ``where`` maps each resident key to its slot."""
+    """LRU approximated by one bit per slot: a load and a hit set the slot's bit (R = 1 on load,
+    as a page table's hardware does, and as the paging topic's CLOCK does: one definition); on a
+    miss the hand sweeps, clearing set bits (a second chance), and evicts the first slot whose
+    bit is clear. Slots ``0..n-1`` are filled; ``where`` maps each resident key to its slot."""
 
     def __init__(self, size: int, **_: Any) -> None:
         super().__init__(size)
@@ -221,7 +222,7 @@ class Clock(CachePolicy):
             if self.on_evict is not None:
                 self.on_evict(victim)
         self.keys[slot] = key
-        self.ref[slot] = 0
+        self.ref[slot] = 1
         where[key] = slot
         return False
 
@@ -258,7 +259,7 @@ class Clock(CachePolicy):
                 if self.on_evict is not None:
                     self.on_evict(victim)
             keys[slot] = key
-            ref[slot] = 0
+            ref[slot] = 1
             where[key] = slot
         return requests, hits
 

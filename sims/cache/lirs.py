@@ -17,15 +17,32 @@ class LIRS(CachePolicy):
     (FIFO, next victim first). The stack ``s`` (oldest first) holds every LIR key and the HIR keys
     (resident or ghost) more recent than the oldest LIR key, which is always at the bottom: a HIR
     key hit while still in ``s`` has a shorter reuse distance than that LIR key and swaps with it.
-    Ghost (non-resident) HIR entries in ``s`` are capped at ``size``, oldest dropped first."""
 
-    PARAMS = {"hir_fraction": Param(float, 0.01, "share of the cache for resident HIR keys (LIRS: ~1%)")}
+    Ghost (non-resident) HIR entries: the paper removes them only by stack pruning, so a scan of
+    fresh keys grows ``s`` without bound (``ghost_bound = "none"``). By default (``"size"``) at
+    most ``size`` of them stay, the oldest ghost dropped first: a deliberate choice that bounds
+    memory, as libCacheSim does (it caps the whole stack at 2 x size). ``hir_slots`` is
+    max(1, int(size * hir_fraction)), as in libCacheSim. ``outside_hits`` counts hits on resident
+    HIR keys no longer in ``s``: there the paper (and this class) only moves the key to the top,
+    while libCacheSim also demotes the bottom LIR key (docs/memory-cache.md, "Where the policies
+    differ from their papers")."""
 
-    def __init__(self, size: int, hir_fraction: float = 0.01, **_: Any) -> None:
+    PARAMS = {
+        "hir_fraction": Param(float, 0.01, "share of the cache for resident HIR keys (LIRS: ~1%)"),
+        "ghost_bound": Param(
+            str, "size", "ghost HIR entries kept in the stack: size (at most size) | none (the paper)"
+        ),
+    }
+
+    def __init__(self, size: int, hir_fraction: float = 0.01, ghost_bound: str = "size", **_: Any) -> None:
         super().__init__(size)
         if not 0.0 < hir_fraction < 1.0:
             raise ValueError(f"lirs hir_fraction must be in (0, 1), got {hir_fraction!r}")
-        self.hir_slots = max(1, min(size - 1, int(size * hir_fraction + 0.5)))
+        if ghost_bound not in ("size", "none"):
+            raise ValueError(f"lirs ghost_bound must be 'size' or 'none', got {ghost_bound!r}")
+        self.ghost_max = size if ghost_bound == "size" else None
+        self.outside_hits = 0
+        self.hir_slots = max(1, min(size - 1, int(size * hir_fraction)))
         self.lir_max = size - self.hir_slots
         self.s: OrderedDict[Hashable, None] = OrderedDict()  # bottom (oldest) first
         self.q: OrderedDict[Hashable, None] = OrderedDict()  # resident HIR, next victim first
@@ -47,6 +64,7 @@ class LIRS(CachePolicy):
                 lir[key] = None
                 self._demote()
             else:
+                self.outside_hits += 1
                 s[key] = None
                 q.move_to_end(key)
             return True
@@ -72,8 +90,9 @@ class LIRS(CachePolicy):
             s[key] = None
             q[key] = None
         ghosts = self.ghosts
-        while len(ghosts) > self.size:
-            del s[ghosts.popitem(False)[0]]
+        if self.ghost_max is not None:
+            while len(ghosts) > self.ghost_max:
+                del s[ghosts.popitem(False)[0]]
         return False
 
     def _demote(self) -> None:
@@ -112,13 +131,13 @@ class LIRS(CachePolicy):
         ]
 
     def extra(self) -> dict[str, Any]:
-        return {"lir": len(self.lir), "lir_max": self.lir_max, "hir_slots": self.hir_slots}
+        return {"lir": len(self.lir), "lir_max": self.lir_max, "hir_slots": self.hir_slots, "ghosts": len(self.ghosts)}
 
     def check_invariants(self) -> None:
         super().check_invariants()
         s, q, lir, ghosts = self.s, self.q, self.lir, self.ghosts
         assert len(lir) <= self.lir_max
-        assert len(ghosts) <= self.size
+        assert self.ghost_max is None or len(ghosts) <= self.ghost_max
         assert not (set(lir) & set(q)), "a key is both LIR and resident HIR"
         for k in lir:
             assert k in s, "every LIR key is in the stack"

@@ -83,23 +83,42 @@ class TwoQ(CachePolicy):
 
 @register_policy("cache", "s3fifo")
 class S3FIFO(CachePolicy):
-    """Was this key hit while on probation? New keys enter the small FIFO ``small`` (10%); when
-    it is evicted from there, a key hit since insertion moves to ``main``, others go to the ghost
-    FIFO ``ghost``. A miss that hits the ghost goes straight to ``main``. ``main`` evicts like
-    CLOCK with a 2-bit counter: a key with count > 0 is reinserted with count - 1.
-    All three are FIFOs, oldest first; values are access counts capped at 3."""
+    """Was this key hit more than once while on probation? New keys enter the small FIFO
+    ``small`` (10%). Evicting from small, a key accessed at least ``move_threshold`` times since
+    insertion moves to ``main`` (count reset) and the eviction goes on with the next small key;
+    the first key below the threshold leaves for the ghost FIFO ``ghost`` (90% of the size).
+    A miss that hits the ghost goes straight to ``main``. ``main`` evicts like CLOCK with a
+    2-bit counter: a key with count > 0 is reinserted with min(count, 3) - 1. Main yields while
+    it holds more than its share (size - small) or small is empty; otherwise small does. Until
+    the first eviction, keys that find small full fill main instead.
+    All three are FIFOs, oldest first; values are access counts. This is the authors' code
+    (libCacheSim's S3FIFO.c, Dec 2024: move-to-main-threshold 2, ghost 0.9, the warm-up rule);
+    tests/test_cache_libcachesim.py compares hit counts with it. One deliberate difference: a
+    cache under 20 objects keeps a small FIFO of one, where libCacheSim's holds none."""
 
-    PARAMS = {"small_fraction": Param(float, 0.1, "the small FIFO's share of the cache (S3-FIFO: 10%)")}
+    PARAMS = {
+        "small_fraction": Param(float, 0.1, "the small FIFO's share of the cache (S3-FIFO: 10%)"),
+        "ghost_fraction": Param(float, 0.9, "ghost entries, as a share of the cache (libCacheSim: 90%)"),
+        "move_threshold": Param(int, 2, "accesses in small that promote a key to main (libCacheSim: 2)"),
+    }
 
-    def __init__(self, size: int, small_fraction: float = 0.1, **_: Any) -> None:
+    def __init__(
+        self, size: int, small_fraction: float = 0.1, ghost_fraction: float = 0.9, move_threshold: int = 2, **_: Any
+    ) -> None:
         super().__init__(size)
-        if not 0.0 < small_fraction < 1.0:
-            raise ValueError(f"s3fifo small_fraction must be in (0, 1), got {small_fraction!r}")
+        if not 0.0 < small_fraction < 1.0 or not ghost_fraction >= 0.0 or not 1 <= move_threshold <= 3:
+            raise ValueError(
+                "s3fifo needs 0 < small_fraction < 1, ghost_fraction >= 0 and 1 <= move_threshold <= 3, got "
+                f"{small_fraction!r}, {ghost_fraction!r}, {move_threshold!r}"
+            )
         self.small_max = max(1, int(size * small_fraction))
-        self.ghost_max = max(1, size - self.small_max)
+        self.main_max = size - self.small_max
+        self.ghost_max = int(size * ghost_fraction)
+        self.move_threshold = move_threshold
         self.small: OrderedDict[Hashable, int] = OrderedDict()
         self.main: OrderedDict[Hashable, int] = OrderedDict()
         self.ghost: OrderedDict[Hashable, None] = OrderedDict()
+        self.warm = False  # an eviction has happened: before it, keys beyond small's share go to main
 
     def access(self, key: Hashable) -> bool:
         small, main = self.small, self.main
@@ -113,28 +132,36 @@ class S3FIFO(CachePolicy):
             if f < 3:
                 main[key] = f + 1
             return True
-        while len(small) + len(main) >= self.size:
-            if len(small) >= self.small_max or not main:
-                self._evict_small()
-            else:
-                self._evict_main()
-        if key in self.ghost:
+        ghost_hit = key in self.ghost
+        if ghost_hit:
             del self.ghost[key]
+        while len(small) + len(main) >= self.size:
+            self.warm = True
+            if len(main) > self.main_max or not small:
+                self._evict_main()
+            else:
+                self._evict_small()
+        if ghost_hit or (not self.warm and len(small) >= self.small_max):
             main[key] = 0
         else:
             small[key] = 0
         return False
 
     def _evict_small(self) -> None:
-        key, f = self.small.popitem(False)
-        if f > 0:
-            self.main[key] = 0  # stays resident: the caller's loop evicts from main if needed
+        """Move keys hit often enough to main until one leaves (or small runs empty)."""
+        small, main, threshold = self.small, self.main, self.move_threshold
+        while small:
+            key, f = small.popitem(False)
+            if f >= threshold:
+                main[key] = 0  # stays resident: main may now be over its share
+                continue
+            if self.ghost_max:
+                ghost = self.ghost
+                ghost[key] = None
+                if len(ghost) > self.ghost_max:
+                    ghost.popitem(False)
+            self._evicted(key)
             return
-        ghost = self.ghost
-        ghost[key] = None
-        if len(ghost) > self.ghost_max:
-            ghost.popitem(False)
-        self._evicted(key)
 
     def _evict_main(self) -> None:
         main = self.main
@@ -162,4 +189,5 @@ class S3FIFO(CachePolicy):
         super().check_invariants()
         assert len(self.ghost) <= self.ghost_max
         assert all(0 <= f <= 3 for f in self.small.values()) and all(0 <= f <= 3 for f in self.main.values())
+        assert len(self.small) <= self.size and self.main_max + self.small_max == self.size
         assert not (set(self.small) & set(self.main)) and not (set(self.ghost) & (set(self.small) | set(self.main)))

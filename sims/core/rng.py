@@ -28,3 +28,15 @@ def stable_hash64(text: str | bytes) -> int:
     for byte in data:
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return h
+
+
+MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+def mix64(x: int) -> int:
+    """The splitmix64 finalizer (Steele, Lea and Flood, OOPSLA'14): a bijection of 64-bit
+    integers with full avalanche. The one stable 64-bit mix of ``sims``: hashing's rendezvous
+    scores and the engine's block hashes both use it."""
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
+    return x ^ (x >> 31)

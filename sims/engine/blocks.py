@@ -13,17 +13,11 @@ import copy
 import heapq
 from collections import OrderedDict
 
+from sims.core.rng import mix64 as _mix
 from sims.core.rng import stable_hash64
 
 _ROOT = 0x6B765F726F6F7421  # the parent hash of block 0
 _M64 = 0xFFFFFFFFFFFFFFFF
-
-
-def _mix(x: int) -> int:
-    """splitmix64's finalizer: a bijection on 64-bit integers with full avalanche."""
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
-    return x ^ (x >> 31)
 
 
 def block_hashes(segments: list, block_size: int, limit: int | None = None) -> list[int]:

@@ -13,20 +13,13 @@ from bisect import bisect_right
 
 from sims.core.panel import Shared
 from sims.core.registry import Param, register_policy
-
-MASK = 0xFFFFFFFFFFFFFFFF
+from sims.core.rng import MASK64 as MASK
+from sims.core.rng import mix64
 
 
 def h64(text: str) -> int:
     """A 64-bit hash of ``text``: the first 8 bytes of its SHA-256."""
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
-
-
-def mix64(x: int) -> int:
-    """The splitmix64 finalizer: a bijection of 64-bit integers that spreads every input bit."""
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
-    return x ^ (x >> 31)
 
 
 def jump_hash(key: int, buckets: int) -> int:
@@ -121,11 +114,9 @@ class Rendezvous(Placement):
 
     def lookup(self, kh: int) -> str:
         best, owner = -1, ""
+        mix = mix64
         for nh, m in self._ids:
-            x = kh ^ nh  # mix64, written out: this loop is the hot path
-            x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-            x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
-            x ^= x >> 31
+            x = mix(kh ^ nh)
             if x > best:
                 best, owner = x, m
         return owner
