@@ -345,7 +345,7 @@ def test_panel_metrics_equal_summarize_and_view_is_bounded_json():
     sc.run()
     for p in sc.panels.values():
         m = p.metrics()
-        s = summarize(p.engine.records, 60.0, p.engine.stats)
+        s = summarize(p.engine.records, 60.0, p.engine.stats, p.engine.in_flight())
         assert {k: m[k] for k in s} == s
         view = p.view()
         text = json.dumps(view)

@@ -781,6 +781,22 @@ class Engine:
             out.append(StepSeq(q.rid, 1, ctx + 1, tuple(table(q))))
         return StepRecord(self.now, dur, self.block_size, self.num_blocks, tuple(out))
 
+    def in_flight(self) -> list[tuple]:
+        """``(arrival, first_token, generated)`` of every request submitted here and not yet
+        completed or handed off (first_token < 0 while it waits); parallel samples count once."""
+        out = []
+        seen = set()
+        gen = self.generated_of
+        for entries in (self._running, self._waiting, self._swapped):
+            for e in entries:
+                q = e[2]
+                if q.group is not None:
+                    if q.rid in seen:
+                        continue
+                    seen.add(q.rid)
+                out.append((q.arrival, q.first_token, gen(q)))
+        return out
+
     def holders(self) -> list[Seq]:
         """Sequences holding KV memory: running, then paused."""
         return [e[2] for e in self._running] + list(self._paused)
