@@ -325,17 +325,18 @@ class Engine:
         if n_d:
             us = int(dur * 1e6 + 0.5)
             st.itl_us[us] = st.itl_us.get(us, 0) + n_d
+        # vLLM Fig. 2's four shares of the whole KV memory; a shared (prefix) block counts once
         state = self._s_dec + self._s_other
-        ext = alloc.external()
+        cap = alloc.capacity
         shared = alloc.reserved_sum - alloc.held
-        st.kv_total += dur * (alloc.held + ext)
+        st.kv_total += dur * cap
         st.kv_state += dur * (state - shared)
-        if self.paged:  # slack in each sequence's last block is internal fragmentation
-            st.kv_internal += dur * (alloc.reserved_sum - state)
-        else:
-            st.kv_reserved += dur * (alloc.useful_sum - state)
-            st.kv_internal += dur * (alloc.reserved_sum - alloc.useful_sum)
-        st.kv_external += dur * ext
+        st.kv_reserved += dur * (alloc.useful_sum - state)  # its own future tokens will fill these
+        st.kv_internal += dur * (alloc.reserved_sum - alloc.useful_sum)  # never filled: past its end
+        st.kv_external += dur * (cap - alloc.held)  # free: fragmented, cached or simply unused
+        if self._waiting or self._swapped:  # loaded: requests wait for room
+            st.kv_loaded_s += dur
+            st.kv_loaded_state += dur * (state - shared) / cap
 
     def _grow(self, grows: list, s: int) -> float:
         """Decode sequences whose next token needs a slot past their reservation."""
@@ -364,6 +365,7 @@ class Engine:
                 alloc.held += B
                 alloc.reserved_sum += B
                 r = seq.reserved = seq.reserved + B
+                alloc.useful_sum += B if r <= seq.final_len else B + seq.final_len - r
                 if r < seq.final_len:
                     step = seq.d0_step + r - seq.prompt_len - seq.d0_gen
                     if step in cal:

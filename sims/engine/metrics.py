@@ -46,11 +46,13 @@ class EngineStats:
     decode_tokens: int = 0  # tokens produced by decode steps
     prefills_done: int = 0  # first tokens sampled at the end of a prefill (one per sample)
     cow_copies: int = 0  # blocks copied when parallel samples forked from a shared prompt
-    kv_total: float = 0.0  # integral of KV memory held (+ external fragmentation)
+    kv_total: float = 0.0  # integral of the whole KV memory (slots)
     kv_state: float = 0.0  # integral of slots holding token state
-    kv_reserved: float = 0.0  # reserved for this request's future tokens, still empty
-    kv_internal: float = 0.0  # reserved and never to be used (over-reservation, block tails)
-    kv_external: float = 0.0  # free slots outside the largest hole (contiguous only)
+    kv_reserved: float = 0.0  # reserved for the holder's own future tokens, still empty
+    kv_internal: float = 0.0  # reserved and never to be used (over-reservation, last-block tails)
+    kv_external: float = 0.0  # not reserved: free (fragmented or not) and cached-but-free blocks
+    kv_loaded_s: float = 0.0  # step time during which requests waited for room
+    kv_loaded_state: float = 0.0  # integral over those steps of the token-state share
     preemptions: int = 0
     swaps: int = 0
     swapped_tokens: int = 0  # KV tokens swapped out to host memory
@@ -166,6 +168,8 @@ class Accumulator:
                 "throughput_tok_s": ratio(tokens, elapsed),
                 "avg_batch_size": ratio(s.batch_sum, s.steps),
                 "kv_utilization": ratio(s.kv_state, s.kv_total),
+                "kv_utilization_loaded": ratio(s.kv_loaded_state, s.kv_loaded_s),
+                "kv_loaded_frac": ratio(s.kv_loaded_s, s.busy_s),
                 "preemptions": s.preemptions,
                 "prefix_hit_rate": ratio(self.cached_tokens, self.prompt_tokens),
                 "unfinished": len(e2e_age),

@@ -137,7 +137,8 @@ class EnginePanel(Panel):
     def metrics(self) -> dict[str, float]:
         self._collect()
         out = self.acc.result(self._t, self.engine.stats, self.engine.in_flight(), self._t)
-        out["kv_usage"] = self.single.kv_usage if self.single else _mean(e.kv_usage for e in self.engine.engines)
+        # the share of KV memory held at this instant (kv_utilization is token state, run average)
+        out["kv_held_now"] = self.single.kv_usage if self.single else _mean(e.kv_usage for e in self.engine.engines)
         out["waiting"] = self.single.num_waiting if self.single else sum(e.num_waiting for e in self.engine.engines)
         out["running"] = self.single.num_running if self.single else sum(e.num_running for e in self.engine.engines)
         if self.single is None:
