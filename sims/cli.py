@@ -256,7 +256,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from sims.core import stream
 
         events = stream.read(args.trace_in, _trace_schema(preset, args.seed, args.duration))
-    sc = Scenario(preset, args.seed, args.duration, panels, events=events)
+    sc = Scenario(preset, args.seed, args.duration, panels, events=events, drain=args.drain)
     if events is None:
         run_with_progress(sc, preset.name)
     else:
@@ -266,6 +266,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise TraceError(
                 f"{args.trace_in}: the stream does not fit preset {preset.name}: {type(exc).__name__}: {show(str(exc), 120)}"
             ) from None
+    if args.drain:
+        sc.run()  # arrivals stopped at the duration: run until every request finishes
     result = sc.result()
     if args.trace_out is not None:
         _write_trace(sc.run_events(), args.trace_out)
@@ -387,6 +389,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="F",
         type=_path,
         help="replay a canonical stream from F instead of generating it (its event kinds and fields must match the preset's)",
+    )
+    s.add_argument(
+        "--drain",
+        action="store_true",
+        help="engine/cluster: stop arrivals at the duration, run until every request finishes, "
+        "and divide throughput by the time to the last completion (vLLM benchmark_serving)",
     )
     s.set_defaults(fn=cmd_run)
 

@@ -16,9 +16,15 @@ from sims.core.scenario import Scenario
 MAX_CHARTS = 3  # time-series charts per preset page
 
 
-def run(name: str, seed: int | None = None, duration: float | None = None, panels: list[str] | None = None) -> dict:
-    """Run a preset to the end and return the ``run --json`` object."""
-    return Scenario(presets.load(name), seed, duration, panels).run().result()
+def run(
+    name: str,
+    seed: int | None = None,
+    duration: float | None = None,
+    panels: list[str] | None = None,
+    drain: bool = False,
+) -> dict:
+    """Run a preset to the end and return the ``run --json`` object (``drain``: ``run --drain``)."""
+    return Scenario(presets.load(name), seed, duration, panels, drain=drain).run().result()
 
 
 def chart_metrics(preset: presets.Preset, metrics: dict[str, dict[str, float]]) -> list[str]:
