@@ -118,8 +118,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         from sims.core import stream
 
         events = stream.read(args.trace_in)
-    sc = Scenario(preset, args.seed, args.duration, _panels_arg(args.panels), events=events)
+    sc = Scenario(preset, args.seed, args.duration, _panels_arg(args.panels), events=events, drain=args.drain)
     run_with_progress(sc, args.preset)
+    if args.drain:
+        sc.run()  # arrivals stopped at the duration: run until every request finishes
     result = sc.result()
     if args.trace_out:
         from sims.core import stream
@@ -206,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the run as one JSON object")
     s.add_argument("--trace-out", metavar="F", help="write the canonical stream (JSON lines) to F")
     s.add_argument("--trace-in", metavar="F", help="replay a canonical stream from F instead of generating it")
+    s.add_argument(
+        "--drain",
+        action="store_true",
+        help="engine/cluster: stop arrivals at the duration, run until every request finishes, "
+        "and divide throughput by the time to the last completion (vLLM benchmark_serving)",
+    )
     s.set_defaults(fn=cmd_run)
 
     s = sub.add_parser("trace", help="run one policy over your own trace file")

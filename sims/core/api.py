@@ -6,9 +6,15 @@ from sims.core import presets
 from sims.core.scenario import Scenario
 
 
-def run(name: str, seed: int | None = None, duration: float | None = None, panels: list[str] | None = None) -> dict:
-    """Run a preset to the end and return the ``run --json`` object."""
-    return Scenario(presets.load(name), seed, duration, panels).run().result()
+def run(
+    name: str,
+    seed: int | None = None,
+    duration: float | None = None,
+    panels: list[str] | None = None,
+    drain: bool = False,
+) -> dict:
+    """Run a preset to the end and return the ``run --json`` object (``drain``: ``run --drain``)."""
+    return Scenario(presets.load(name), seed, duration, panels, drain=drain).run().result()
 
 
 def describe(name: str) -> dict:

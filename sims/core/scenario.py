@@ -45,6 +45,7 @@ class Scenario:
         events: list[dict] | None = None,
         checkpoint_every: float = 0.0,
         sample_dt: float = 0.0,
+        drain: bool = False,
     ) -> None:
         if isinstance(preset, str):
             preset = _presets.load(preset)
@@ -60,6 +61,7 @@ class Scenario:
             if events is not None
             else stream.build(self.preset, self.seed, stream.horizon(preset, self.duration))
         )
+        self.drain = drain  # run(): after the duration, panels finish what arrived (``run --drain``)
         self._times = [ev["t"] for ev in self.events]
         self._end = bisect_right(self._times, self.duration)
         topic = registry.load_topic(self.preset.topic)
@@ -71,6 +73,10 @@ class Scenario:
             except ValueError as exc:
                 where = self.preset.path or self.preset.name
                 raise _presets.PresetError(f"{where}: panel {spec.name!r}: {exc}") from None
+        if drain:
+            stuck = [n for n, p in self.panels.items() if not hasattr(p, "drain")]
+            if stuck:
+                raise ValueError(f"--drain: {self.preset.topic} panels ({', '.join(stuck)}) have no requests to drain")
         self.t = 0.0
         self._i = 0  # next stream index
         self.checkpoint_every = checkpoint_every
@@ -126,7 +132,11 @@ class Scenario:
                 return self.t
 
     def run(self) -> Scenario:
+        """To the end; with ``drain``, arrivals stop there and every panel finishes its requests."""
         self.advance(self.duration)
+        if self.drain:
+            for p in self.panels.values():
+                p.drain()
         return self
 
     def next_time(self) -> float | None:
@@ -159,7 +169,7 @@ class Scenario:
             if cp[0] <= t:
                 best = cp
         if best is None:
-            fresh = Scenario(self.preset, self.seed, self.duration, events=self.events)
+            fresh = Scenario(self.preset, self.seed, self.duration, events=self.events, drain=self.drain)
             self.panels = fresh.panels
             self.t, self._i = 0.0, 0
         else:

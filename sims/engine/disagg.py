@@ -107,6 +107,14 @@ class Deployment:
             e.advance(until)
         self.now = max(until, max(e.now for e in self.engines))
 
+    def in_flight(self) -> list[tuple]:
+        """Requests in the engines, and those whose KV is on the link (first token out)."""
+        out = [x for e in self.engines for x in e.in_flight()]
+        for _, _, req in self._transfers:
+            pre = req["prefilled"]
+            out.append((pre["arrival"], pre["first_token"], 1))
+        return out
+
     @property
     def records(self) -> list[Record]:
         return [r for e in self.engines for r in e.records]

@@ -325,17 +325,18 @@ class Engine:
         if n_d:
             us = int(dur * 1e6 + 0.5)
             st.itl_us[us] = st.itl_us.get(us, 0) + n_d
+        # vLLM Fig. 2's four shares of the whole KV memory; a shared (prefix) block counts once
         state = self._s_dec + self._s_other
-        ext = alloc.external()
+        cap = alloc.capacity
         shared = alloc.reserved_sum - alloc.held
-        st.kv_total += dur * (alloc.held + ext)
+        st.kv_total += dur * cap
         st.kv_state += dur * (state - shared)
-        if self.paged:  # slack in each sequence's last block is internal fragmentation
-            st.kv_internal += dur * (alloc.reserved_sum - state)
-        else:
-            st.kv_reserved += dur * (alloc.useful_sum - state)
-            st.kv_internal += dur * (alloc.reserved_sum - alloc.useful_sum)
-        st.kv_external += dur * ext
+        st.kv_reserved += dur * (alloc.useful_sum - state)  # its own future tokens will fill these
+        st.kv_internal += dur * (alloc.reserved_sum - alloc.useful_sum)  # never filled: past its end
+        st.kv_external += dur * (cap - alloc.held)  # free: fragmented, cached or simply unused
+        if self._waiting or self._swapped:  # loaded: requests wait for room
+            st.kv_loaded_s += dur
+            st.kv_loaded_state += dur * (state - shared) / cap
 
     def _grow(self, grows: list, s: int) -> float:
         """Decode sequences whose next token needs a slot past their reservation."""
@@ -364,6 +365,7 @@ class Engine:
                 alloc.held += B
                 alloc.reserved_sum += B
                 r = seq.reserved = seq.reserved + B
+                alloc.useful_sum += B if r <= seq.final_len else B + seq.final_len - r
                 if r < seq.final_len:
                     step = seq.d0_step + r - seq.prompt_len - seq.d0_gen
                     if step in cal:
@@ -780,6 +782,22 @@ class Engine:
             ctx = q.prompt_len + q.d0_gen + s - q.d0_step
             out.append(StepSeq(q.rid, 1, ctx + 1, tuple(table(q))))
         return StepRecord(self.now, dur, self.block_size, self.num_blocks, tuple(out))
+
+    def in_flight(self) -> list[tuple]:
+        """``(arrival, first_token, generated)`` of every request submitted here and not yet
+        completed or handed off (first_token < 0 while it waits); parallel samples count once."""
+        out = []
+        seen = set()
+        gen = self.generated_of
+        for entries in (self._running, self._waiting, self._swapped):
+            for e in entries:
+                q = e[2]
+                if q.group is not None:
+                    if q.rid in seen:
+                        continue
+                    seen.add(q.rid)
+                out.append((q.arrival, q.first_token, gen(q)))
+        return out
 
     def holders(self) -> list[Seq]:
         """Sequences holding KV memory: running, then paused."""

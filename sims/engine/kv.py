@@ -8,7 +8,8 @@ past ``seq.reserved``) and ``release``. Capacity running out is a value (False),
 
 Every allocator keeps three aggregates the engine turns into the memory breakdown:
 ``held`` (slots in use), ``reserved_sum`` (sum over sequences of seq.reserved; larger than held
-only when paged blocks are shared) and ``useful_sum`` (sum of min(reserved, final length)).
+only when paged blocks are shared) and ``useful_sum`` (sum of min(reserved, final length): the
+reserved slots its own tokens will fill; the rest of a reservation is never used).
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ class Allocator:
 
     def external(self) -> int:
         return 0
+
+    def check_sums(self, holders: list) -> None:
+        """The aggregates behind the memory breakdown equal a recount over the holders."""
+        assert self.reserved_sum == sum(s.reserved for s in holders), "reserved_sum drifted"
+        assert self.useful_sum == sum(min(s.reserved, s.final_len) for s in holders), "useful_sum drifted"
 
     def register(self, seq, tokens: int) -> list[int]:
         """Cache the full blocks of ``seq`` below ``tokens`` (paged only); returns new hashes."""
@@ -143,6 +149,7 @@ class Contiguous(Allocator):
             pos = start + length
         assert pos == self.capacity, "contiguous ranges do not tile the KV memory"
         assert self.held == sum(s.reserved for s in holders)
+        self.check_sums(holders)
 
 
 class ContiguousMax(Contiguous):
@@ -222,10 +229,6 @@ class Paged(Allocator):
         self._set_reserved(seq, len(seq.blocks) * B)
         return True
 
-    def _set_reserved(self, seq, new: int) -> None:
-        self.reserved_sum += new - seq.reserved  # useful_sum is not used for paged memory
-        seq.reserved = new
-
     def grow_one(self, seq) -> bool:
         """One more block at the end of ``seq``'s table (the decode fast path)."""
         pool = self.pool
@@ -244,8 +247,7 @@ class Paged(Allocator):
         seq.blocks.append(b)
         B = self.B
         self.held += B
-        self.reserved_sum += B
-        seq.reserved += B
+        self._set_reserved(seq, seq.reserved + B)
         return True
 
     def grow(self, seq, tokens: int) -> bool:
@@ -304,6 +306,7 @@ class Paged(Allocator):
                 refs[b] += 1
         assert refs == pool.ref, "refcounts differ from the block tables that point at them"
         assert self.held == pool.num_used * self.B
+        self.check_sums(holders)
 
 
 ALLOCATORS = ("contiguous_max", "contiguous_pow2", "contiguous_oracle", "paged")

@@ -7,7 +7,8 @@ computation fed one record at a time, so a panel's live metrics equal ``summariz
 
 from __future__ import annotations
 
-from bisect import insort
+import heapq
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from math import fsum
 
@@ -45,11 +46,13 @@ class EngineStats:
     decode_tokens: int = 0  # tokens produced by decode steps
     prefills_done: int = 0  # first tokens sampled at the end of a prefill (one per sample)
     cow_copies: int = 0  # blocks copied when parallel samples forked from a shared prompt
-    kv_total: float = 0.0  # integral of KV memory held (+ external fragmentation)
+    kv_total: float = 0.0  # integral of the whole KV memory (slots)
     kv_state: float = 0.0  # integral of slots holding token state
-    kv_reserved: float = 0.0  # reserved for this request's future tokens, still empty
-    kv_internal: float = 0.0  # reserved and never to be used (over-reservation, block tails)
-    kv_external: float = 0.0  # free slots outside the largest hole (contiguous only)
+    kv_reserved: float = 0.0  # reserved for the holder's own future tokens, still empty
+    kv_internal: float = 0.0  # reserved and never to be used (over-reservation, last-block tails)
+    kv_external: float = 0.0  # not reserved: free (fragmented or not) and cached-but-free blocks
+    kv_loaded_s: float = 0.0  # step time during which requests waited for room
+    kv_loaded_state: float = 0.0  # integral over those steps of the token-state share
     preemptions: int = 0
     swaps: int = 0
     swapped_tokens: int = 0  # KV tokens swapped out to host memory
@@ -107,7 +110,11 @@ class Sorted:
 
 class Accumulator:
     """Latency samples and token counts over completed requests. Every result is independent of
-    the order records are added in (exact percentiles, fsum means), so replicas can be merged."""
+    the order records are added in (exact percentiles, fsum means), so replicas can be merged.
+
+    ``result`` counts every arrival (DESIGN.md): the completed requests here plus the ``pending``
+    ones still in flight at ``now``, each an ``(arrival, first_token, generated)`` tuple
+    (first_token < 0 while it waits; generated = output tokens so far, per sample)."""
 
     def __init__(self) -> None:
         self.ttft = Sorted()
@@ -129,44 +136,126 @@ class Accumulator:
         if per_sample > 1:
             self.tpot.add((r.finish - r.first_token) / (per_sample - 1))
 
-    def result(self, elapsed: float, stats: EngineStats) -> dict[str, float]:
+    def result(self, elapsed: float, stats: EngineStats, pending=(), now: float | None = None) -> dict[str, float]:
         s = stats
-        return {
-            "completed": self.completed,
-            "ttft_p50": self.ttft.p(0.5),
-            "ttft_p90": self.ttft.p(0.9),
-            "ttft_p99": self.ttft.p(0.99),
-            "tpot_p50": self.tpot.p(0.5),
-            "tpot_p99": self.tpot.p(0.99),
-            "e2e_p50": self.e2e.p(0.5),
-            "e2e_p90": self.e2e.p(0.9),
-            "throughput_tok_s": ratio(self.output_tokens, elapsed),
-            "avg_batch_size": ratio(s.batch_sum, s.steps),
-            "kv_utilization": ratio(s.kv_state, s.kv_total),
-            "preemptions": s.preemptions,
-            "prefix_hit_rate": ratio(self.cached_tokens, self.prompt_tokens),
-            # extras (beyond the DESIGN names)
-            "ttft_mean": self.ttft.mean(),
-            "ttft_max": self.ttft.max(),
-            "e2e_mean": self.e2e.mean(),
-            "e2e_max": self.e2e.max(),
-            "itl_p50": weighted_percentile(s.itl_us, 0.5) / 1e6,
-            "itl_p99": weighted_percentile(s.itl_us, 0.99) / 1e6,
-            "kv_reserved_unused": ratio(s.kv_reserved, s.kv_total),
-            "kv_internal_frag": ratio(s.kv_internal, s.kv_total),
-            "kv_external_frag": ratio(s.kv_external, s.kv_total),
-            "swaps": s.swaps,
-            "swapped_tokens": s.swapped_tokens,
-            "dropped_tokens": s.dropped_tokens,
-            "victim_newest_frac": ratio(s.victims_newest, s.preemptions),
-            "rejected": s.rejected,
-        }
+        now = elapsed if now is None else now
+        ttft_known, ttft_age, e2e_age, tpot_so_far = [], [], [], []
+        for arrival, first, generated in pending:
+            age = now - arrival if now > arrival else 0.0
+            e2e_age.append(age)
+            if first < 0:
+                ttft_age.append(age)
+            else:
+                ttft_known.append(first - arrival)
+                if generated > 1 and now > first:
+                    tpot_so_far.append((now - first) / (generated - 1))
+        ttft_known.sort()
+        ttft_age.sort()
+        e2e_age.sort()
+        tpot_so_far.sort()
+        ttft = Censored(_merge(self.ttft.v, ttft_known), ttft_age)
+        e2e = Censored(self.e2e.v, e2e_age)
+        tpot = Censored(self.tpot.v, tpot_so_far)
+        out = {"completed": self.completed}
+        for name, dist, qs in (("ttft", ttft, (50, 90, 99)), ("tpot", tpot, (50, 99)), ("e2e", e2e, (50, 90))):
+            for q in qs:
+                value, censored = dist.p(q / 100)
+                out[f"{name}_p{q}"] = value
+                out[f"{name}_p{q}_censored"] = censored
+        tokens = s.decode_tokens + s.prefills_done  # every output token generated in the window
+        out.update(
+            {
+                "throughput_tok_s": ratio(tokens, elapsed),
+                "avg_batch_size": ratio(s.batch_sum, s.steps),
+                "kv_utilization": ratio(s.kv_state, s.kv_total),
+                "kv_utilization_loaded": ratio(s.kv_loaded_state, s.kv_loaded_s),
+                "kv_loaded_frac": ratio(s.kv_loaded_s, s.busy_s),
+                "preemptions": s.preemptions,
+                "prefix_hit_rate": ratio(self.cached_tokens, self.prompt_tokens),
+                "unfinished": len(e2e_age),
+                "oldest_wait": ttft_age[-1] if ttft_age else 0.0,
+            }
+        )
+        for name, dist in (("ttft", ttft), ("e2e", e2e)):
+            out[f"{name}_mean"], out[f"{name}_mean_censored"] = dist.mean()
+            out[f"{name}_max"], out[f"{name}_max_censored"] = dist.max()
+        # completed-only figures, for comparison (they improve as an overloaded panel strands requests)
+        for name, dist, qs in (
+            ("ttft", self.ttft, (50, 90, 99)),
+            ("tpot", self.tpot, (50, 99)),
+            ("e2e", self.e2e, (50, 90)),
+        ):
+            for q in qs:
+                out[f"{name}_p{q}_completed"] = dist.p(q / 100)
+        out["throughput_tok_s_completed"] = ratio(self.output_tokens, elapsed)
+        out.update(
+            {
+                "itl_p50": weighted_percentile(s.itl_us, 0.5) / 1e6,
+                "itl_p99": weighted_percentile(s.itl_us, 0.99) / 1e6,
+                "kv_reserved_unused": ratio(s.kv_reserved, s.kv_total),
+                "kv_internal_frag": ratio(s.kv_internal, s.kv_total),
+                "kv_external_frag": ratio(s.kv_external, s.kv_total),
+                "swaps": s.swaps,
+                "swapped_tokens": s.swapped_tokens,
+                "dropped_tokens": s.dropped_tokens,
+                "victim_newest_frac": ratio(s.victims_newest, s.preemptions),
+                "rejected": s.rejected,
+            }
+        )
+        return out
 
 
-def summarize(records: list[Record], elapsed: float, stats: list[EngineStats] | EngineStats | None = None) -> dict:
+def _merge(a: list[float], b: list[float]) -> list[float]:
+    """Two sorted lists as one sorted list (``a`` itself when ``b`` is empty)."""
+    return list(heapq.merge(a, b)) if b else a
+
+
+class Censored:
+    """Exact samples plus censored ones (lower bounds: the ages of requests still waiting), both
+    sorted. Each statistic comes with a flag: 1 when a censored sample takes part in it, so the
+    figure is a lower bound (raising a censored value could raise it), else 0."""
+
+    __slots__ = ("exact", "cens", "v")
+
+    def __init__(self, exact: list[float], cens: list[float]) -> None:
+        self.exact = exact
+        self.cens = cens
+        self.v = _merge(exact, cens)
+
+    def p(self, q: float) -> tuple[float, int]:
+        v = self.v
+        if not v:
+            return 0.0, 0
+        value = percentile(v, q, is_sorted=True)
+        if not self.cens:
+            return value, 0
+        pos = q * (len(v) - 1)
+        used = int(pos) + (1 if pos > int(pos) else 0)  # the highest rank the value reads
+        first = bisect_left(self.exact, self.cens[0])  # rank of the lowest censored sample (ties: first)
+        return value, int(first <= used)
+
+    def mean(self) -> tuple[float, int]:
+        v = self.v
+        return (fsum(v) / len(v) if v else 0.0), int(bool(self.cens))
+
+    def max(self) -> tuple[float, int]:
+        v = self.v
+        if not v:
+            return 0.0, 0
+        return v[-1], int(bool(self.cens) and self.cens[-1] >= (self.exact[-1] if self.exact else 0.0))
+
+
+def summarize(
+    records: list[Record],
+    elapsed: float,
+    stats: list[EngineStats] | EngineStats | None = None,
+    pending=(),
+    now: float | None = None,
+) -> dict:
     """The DESIGN engine metrics (plus extras) over ``records`` from one or more replicas.
     ``elapsed`` is the wall of virtual time the throughput divides by; ``stats`` the replicas'
-    ``EngineStats`` (summed) for batch size, KV utilization and preemptions."""
+    ``EngineStats`` (summed) for batch size, KV utilization and preemptions; ``pending`` the
+    requests still in flight at ``now`` (default: ``elapsed``), e.g. ``in_flight(engines)``."""
     acc = Accumulator()
     for r in records:
         acc.add(r)
@@ -175,4 +264,22 @@ def summarize(records: list[Record], elapsed: float, stats: list[EngineStats] | 
         stats = [stats]
     for s in stats or []:
         total = total.merge(s)
-    return acc.result(elapsed, total)
+    return acc.result(elapsed, total, pending, now)
+
+
+def in_flight(engines) -> list[tuple]:
+    """``(arrival, first_token, generated)`` of every request the engines (or deployments) hold
+    that has not completed: the pending requests ``Accumulator.result`` counts."""
+    out: list[tuple] = []
+    for e in engines:
+        out += e.in_flight()
+    return out
+
+
+def last_completion(records: list[Record], default: float) -> float:
+    """When the last of ``records`` finished (``default`` if none did): a drained run's window."""
+    last = default if not records else 0.0
+    for r in records:
+        if r.finish > last:
+            last = r.finish
+    return last

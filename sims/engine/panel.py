@@ -15,12 +15,14 @@ A param naming the same axis must be empty or agree with the policy, so a preset
 
 from __future__ import annotations
 
+import math
+
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_policy, register_topic
 from sims.engine.config import CONFIG_FIELDS, EngineConfig
 from sims.engine.disagg import Deployment
 from sims.engine.engine import Engine
-from sims.engine.metrics import Accumulator
+from sims.engine.metrics import Accumulator, last_completion
 from sims.engine.seq import STATE_NAMES
 from sims.engine.view import engine_view
 
@@ -115,6 +117,13 @@ class EnginePanel(Panel):
     def next_time(self) -> float | None:
         return self.engine.next_time()
 
+    def drain(self) -> None:
+        """No more arrivals: run until every request finishes. The window then ends at the last
+        completion (vLLM benchmark_serving's convention for throughput)."""
+        self.engine.advance(math.inf)
+        self._collect()
+        self._t = last_completion(self.engine.records, self._t)
+
     def _collect(self) -> None:
         engines = self.engine.engines if self.single is None else [self.single]
         if len(self._seen) < len(engines):
@@ -127,8 +136,9 @@ class EnginePanel(Panel):
 
     def metrics(self) -> dict[str, float]:
         self._collect()
-        out = self.acc.result(self._t, self.engine.stats)
-        out["kv_usage"] = self.single.kv_usage if self.single else _mean(e.kv_usage for e in self.engine.engines)
+        out = self.acc.result(self._t, self.engine.stats, self.engine.in_flight(), self._t)
+        # the share of KV memory held at this instant (kv_utilization is token state, run average)
+        out["kv_held_now"] = self.single.kv_usage if self.single else _mean(e.kv_usage for e in self.engine.engines)
         out["waiting"] = self.single.num_waiting if self.single else sum(e.num_waiting for e in self.engine.engines)
         out["running"] = self.single.num_running if self.single else sum(e.num_running for e in self.engine.engines)
         if self.single is None:
