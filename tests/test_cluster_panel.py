@@ -116,3 +116,33 @@ def test_bad_input_is_a_value_error_naming_the_field(change, match):
     panel = {"policy": "precise_prefix"} | change.get("panel", {})
     with pytest.raises((ValueError, PresetError), match=match):
         Scenario(preset([panel], duration=5.0, workload=change.get("workload"), defaults=change.get("defaults"))).run()
+
+
+def test_a_refused_queue_head_is_refused_again_only_while_nothing_was_freed_or_cached(monkeypatch):
+    # the linearity fast path (issue 14): an overloaded replica refuses its queue head every step;
+    # a repeat refusal with no block freed or cached since skips the prefix match. Every skipped
+    # check must be one that the full check refuses too, and the results must not move.
+    from sims.engine.kv import Paged
+
+    shape = {"rate": 6.0, "prefix_len": 2048, "question_len": 512, "output_len": 200}
+    p = preset([{"policy": "random"}, {"policy": "precise_prefix"}], 40.0, shape, {"kv_tokens": 16384})
+    fast = Scenario(p).run()
+    orig = Paged.admit
+    skipped = [0]
+    memo: dict[int, tuple] = {}  # what the fast path would remember, per allocator
+
+    def full_check(self, seq, target, hashes, watermark):
+        r = memo.get(id(self), ())
+        would_skip = bool(r) and r[0] is seq and r[1:] == (target, watermark, not hashes, self.pool.gains)
+        self._refused = ()  # always the full check
+        ok = orig(self, seq, target, hashes, watermark)
+        if would_skip:
+            assert not ok, "the fast path would have refused an admission the full check allows"
+            skipped[0] += 1
+        memo[id(self)] = self._refused
+        return ok
+
+    monkeypatch.setattr(Paged, "admit", full_check)
+    slow = Scenario(p).run()
+    assert skipped[0] > 100  # the workload does overload a replica
+    assert slow.metrics() == fast.metrics()

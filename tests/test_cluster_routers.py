@@ -1,5 +1,6 @@
-"""Router decisions on plain data: the radix tree, the KV index and its event bus, and each
-router's rule (SGLang's balance/match/smallest-tree, llm-d's filter-then-balance)."""
+"""Router decisions on plain data: the radix tree, the KV index and its event bus, GIE's LRU
+index, and each router's rule (SGLang's balance/match/smallest-tree, GIE's weighted scorers,
+llm-d's filter-then-balance)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sims.cluster.kvindex import EventBus, KVIndex
+from sims.cluster.kvindex import EventBus, KVIndex, LRUIndex
 from sims.cluster.radix import RadixTree
 from sims.cluster.routers import HashRing, PodLoad
 from sims.core.registry import get_policy, policies, resolve_params
@@ -159,7 +160,9 @@ def test_every_router_is_registered():
         "p2c",
         "load_only",
         "prefix_hash",
+        "sglang_cache_aware",
         "approx_prefix",
+        "estimated_prefix",
         "precise_prefix",
     }
     with pytest.raises(ValueError, match="valid: .*precise_prefix"):
@@ -211,16 +214,16 @@ def inflight(*xs):
     return [PodLoad(running=x) for x in xs]
 
 
-def test_approx_prefix_balanced_best_match_above_threshold():
-    r = make("approx_prefix")
+def test_sglang_cache_aware_balanced_best_match_above_threshold():
+    r = make("sglang_cache_aware")
     r.trees[2].insert([["sys", 600], ["u0", 100]])
     r.trees[1].insert([["zzz", 5000]])
     # match rate 600 / 1000 > 0.3 -> worker 2 even though it is busier
     assert r.route(0.0, req(("sys", 600), ("u1", 400)), [], inflight(0, 0, 30, 0)) == 2
 
 
-def test_approx_prefix_low_match_goes_to_smallest_tree():
-    r = make("approx_prefix")
+def test_sglang_cache_aware_low_match_goes_to_smallest_tree():
+    r = make("sglang_cache_aware")
     r.trees[0].insert([["x", 300]])
     r.trees[1].insert([["y", 100]])
     r.trees[2].insert([["sys", 200]])
@@ -230,11 +233,11 @@ def test_approx_prefix_low_match_goes_to_smallest_tree():
     assert r.decisions["smallest_tree"] == 1
 
 
-def test_approx_prefix_imbalance_needs_both_thresholds():
+def test_sglang_cache_aware_imbalance_needs_both_thresholds():
     prompt = req(("sys", 600), ("u1", 400))
 
     def pick(*loads):
-        r = make("approx_prefix")
+        r = make("sglang_cache_aware")
         r.trees[2].insert([["sys", 600]])
         return r.route(0.0, prompt, [], inflight(*loads))
 
@@ -244,11 +247,102 @@ def test_approx_prefix_imbalance_needs_both_thresholds():
     assert pick(100, 180, 151, 200) == 0  # 200 - 100 > 64 and 200 > 150: shortest queue
 
 
-def test_approx_prefix_learns_from_what_it_routed():
-    r = make("approx_prefix")
+def test_sglang_cache_aware_learns_from_what_it_routed():
+    r = make("sglang_cache_aware")
     first = r.route(0.0, req(("g1", 6000), ("q1", 1200)), [], inflight(0, 0, 0, 0))
     again = r.route(0.0, req(("g1", 6000), ("q2", 1200)), [], inflight(0, 0, 0, 0))
     assert again == first
+    r.check_invariants()
+
+
+def test_approx_prefix_is_the_old_name_of_sglang_cache_aware():
+    old, new = make("approx_prefix"), make("sglang_cache_aware")
+    assert isinstance(old, type(new)) and old.params == new.params
+    assert old.policy_name == "approx_prefix"  # the view names what the preset asked for
+    for k in range(20):
+        prompt = req((f"g{k % 3}", 600), (f"q{k}", 400))
+        loads = inflight(k % 5, 2, 70 * (k % 2), 1)
+        assert old.route(0.0, prompt, [], loads) == new.route(0.0, prompt, [], loads)
+
+
+def test_sglang_cache_aware_split_over_router_replicas_learns_each_group_twice():
+    r = make("sglang_cache_aware", router_replicas=2)
+    r.rng = random.Random(5)
+    homes = set()
+    for k in range(40):
+        homes.add(r.route(0.0, req(("g1", 6000), (f"q{k}", 1200)), [], inflight(0, 0, 0, 0)))
+    assert len(homes) == 2  # each router process placed the group on its own
+    assert r.state()["router_replicas"] == 2
+
+
+# -- GIE's approximate prefix scorer (llm-d "estimated") ----------------------------------------
+
+
+def test_lru_index_matches_like_gie_and_evicts_the_oldest_entries_first():
+    idx = LRUIndex(3, capacity=4)
+    idx.add(0, [1, 2, 3])
+    idx.add(1, [1, 2])
+    assert idx.match_counts([1, 2, 3, 9]) == [3, 2, 0]
+    idx.add(2, [3])
+    assert idx.match_counts([1, 2, 3]) == [3, 2, 1]  # a pod's own hole does not stop it
+    assert idx.match_counts([7, 1, 2]) == [0, 0, 0]  # a block nobody has ends the walk
+    idx.add(0, [1])  # refresh 1: pod 0's order is now 2, 3, 1
+    idx.add(0, [5, 6])  # over capacity by one: 2 goes
+    assert idx.match_counts([1, 2, 3]) == [2, 2, 1]  # pod 0 lost 2 but still counts 1 and 3
+    assert idx.evicted == 1
+    idx.check_invariants()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 2), st.lists(st.integers(0, 9), max_size=6)), max_size=25),
+    st.lists(st.integers(0, 9), max_size=8),
+    st.integers(1, 6),
+)
+def test_lru_index_equals_a_list_model(ops, probe, cap):
+    idx = LRUIndex(3, cap)
+    lrus = [[], [], []]  # oldest first
+    for pod, hashes in ops:
+        idx.add(pod, hashes)
+        for h in hashes:
+            if h in lrus[pod]:
+                lrus[pod].remove(h)
+            lrus[pod].append(h)
+            del lrus[pod][:-cap]
+        idx.check_invariants()
+    want = [0, 0, 0]
+    for h in probe:
+        holders = [i for i in range(3) if h in lrus[i]]
+        if not holders:
+            break
+        for i in holders:
+            want[i] += 1
+    assert idx.match_counts(probe) == want
+
+
+def test_estimated_prefix_hashes_64_character_blocks_and_matches_only_the_first_256():
+    r = make("estimated_prefix")
+    assert r.block_tokens({"prompt_len": 7200, "prompt_chars": 28800}) == 16  # 64 chars at 4 a token
+    a = req(("sys", 4096), ("q1", 1000))
+    b = req(("sys", 4096), ("q2", 1000))
+    first = r.route(0.0, a, [], idle())
+    assert r.route(0.0, b, [], idle()) == first  # 256 x 16 = 4096 tokens: a and b look the same
+    assert r.index.match_counts(r.index.lrus[first])[first] == 256
+
+
+def test_estimated_prefix_returns_to_its_guess_until_the_load_scorers_outvote_it():
+    r = make("estimated_prefix")
+    prompt = req(("g1", 6000), ("q1", 1200))
+    home = r.route(0.0, prompt, [], idle())
+    busy = [PodLoad(waiting=2, kv_usage=0.5) for _ in range(4)]
+    busy[home] = PodLoad(waiting=3, kv_usage=0.3)  # 1 + 0.7 + 0 beats 0 + 0.5 + 1
+    assert r.route(1.0, prompt, [], busy) == home
+    busy[home] = PodLoad(waiting=3, kv_usage=0.9)  # 1 + 0.1 + 0 loses to 0 + 0.5 + 1
+    other = r.route(2.0, prompt, [], busy)
+    assert other != home
+    assert r.decisions == {"cold": 1, "affine": 1, "outvoted": 1}
+    # its own decision is its evidence: the group now has two homes
+    assert sorted(i for i, c in enumerate(r.index.match_counts(r.index.lrus[home])) if c) == sorted({home, other})
     r.check_invariants()
 
 
@@ -300,6 +394,10 @@ def test_bad_router_params_raise_value_error():
         make("prefix_hash", prefix_blocks=0)
     with pytest.raises(ValueError, match="at least one replica"):
         make("random", 0)
+    with pytest.raises(ValueError, match="lru_capacity_per_server"):
+        make("estimated_prefix", lru_capacity_per_server=0)
+    with pytest.raises(ValueError, match="max_prefix_blocks"):
+        make("estimated_prefix", max_prefix_blocks=0)
 
 
 # -- properties over every router ---------------------------------------------------------------

@@ -10,30 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sims.cluster.kvindex import BusTap
+from sims.cluster.kvindex import BusTap, prompt_hashes
 from sims.cluster.routers import PodLoad, Router
 from sims.core.metrics import ratio
 from sims.core.panel import Panel, PanelContext
 from sims.core.registry import get_policy
-from sims.engine.blocks import block_hashes
 from sims.engine.config import EngineConfig
 from sims.engine.engine import Engine
 from sims.engine.metrics import Accumulator, EngineStats, in_flight, last_completion
-
-_HASHES: dict[tuple, list[int]] = {}  # (block size, prompt segments) -> block hashes: a pure memo
-_HASHES_MAX = 50_000
-
-
-def prompt_hashes(segments: list, block_size: int) -> list[int]:
-    """``block_hashes`` of a prompt, memoised: benchmark prompts repeat, and hashing is the
-    costliest part of a prefix-aware routing decision."""
-    key = (block_size, *(tuple(s) for s in segments))
-    hashes = _HASHES.get(key)
-    if hashes is None:
-        if len(_HASHES) >= _HASHES_MAX:
-            _HASHES.clear()
-        hashes = _HASHES[key] = block_hashes(segments, block_size)
-    return hashes
 
 
 class ClusterPanel(Panel):

@@ -13,7 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from random import Random
 
-from sims.cluster.kvindex import EventBus, KVIndex
+from sims.cluster.kvindex import EventBus, KVIndex, LRUIndex, prompt_hashes
 from sims.cluster.radix import RadixTree
 from sims.core.registry import Param, register_policy
 from sims.core.rng import stable_hash64
@@ -182,12 +182,13 @@ class PrefixHash(Router):
         return self.ring.owner(key)
 
 
-@register_policy("cluster", "approx_prefix")
-class ApproxPrefix(Router):
+@register_policy("cluster", "sglang_cache_aware")
+class SGLangCacheAware(Router):
     """SGLang's cache-aware router. Per worker, an approximate radix tree of what was routed
     there. Imbalanced (max - min > abs and max > rel * min, on in-flight requests) -> the
     shortest queue; else the best prefix match if its match rate > cache_threshold, else the
-    worker with the smallest tree."""
+    worker with the smallest tree. ``router_replicas`` > 1 splits that state over several
+    router processes (each request reaches one of them at random)."""
 
     PARAMS = {
         "cache_threshold": Param(float, 0.3, "match rate above which the best match wins"),
@@ -238,6 +239,73 @@ class ApproxPrefix(Router):
         for view in self.views:
             for tree in view:
                 tree.check_invariants()
+
+
+@register_policy("cluster", "approx_prefix")
+class ApproxPrefix(SGLangCacheAware):
+    """The earlier name of ``sglang_cache_aware``, kept so old links and presets still work."""
+
+
+@register_policy("cluster", "estimated_prefix")
+class EstimatedPrefix(Router):
+    """The Gateway API Inference Extension's approximate prefix-cache scorer, as llm-d's
+    "estimated" scheduler ran it: no KV events, only an LRU index of its own routing decisions.
+    The prompt is hashed in blocks of ``hash_block_size`` characters, at most
+    ``max_prefix_blocks`` of them; a pod's prefix score is its matched blocks over the prompt's
+    blocks. Every pod is scored ``prefix + kv + queue`` (weights 1 : 1 : 1, the benchmark's), the
+    best wins (max-score picker, ties at random), and the chosen pod's entry in the index is
+    refreshed with the prompt's blocks."""
+
+    PARAMS = {
+        "prefix_weight": Param(float, 1.0, "prefix-cache scorer weight"),
+        "kv_weight": Param(float, 1.0, "kv-cache utilization scorer weight"),
+        "queue_weight": Param(float, 1.0, "queue scorer weight"),
+        "hash_block_size": Param(int, 64, "prompt characters per hashed block (GIE hashBlockSize)"),
+        "max_prefix_blocks": Param(int, 256, "blocks of the prompt that are matched (maxPrefixBlocksToMatch)"),
+        "lru_capacity_per_server": Param(int, 31250, "index entries per pod before LRU eviction"),
+    }
+
+    def __init__(self, n, params, rng):
+        super().__init__(n, params, rng)
+        for name in ("hash_block_size", "max_prefix_blocks"):
+            if params[name] < 1:
+                raise ValueError(f"{name} must be >= 1, got {params[name]!r}")
+        self.index = LRUIndex(n, params["lru_capacity_per_server"])
+        self.decisions = {"affine": 0, "outvoted": 0, "cold": 0}
+
+    def block_tokens(self, req: dict) -> int:
+        """Tokens per hashed block: the block's characters at the request's characters per token
+        (4 when the request does not say)."""
+        tokens = req.get("prompt_len", 0)
+        chars = req.get("prompt_chars") or 4 * tokens
+        if not tokens or not chars:
+            return max(1, self.params["hash_block_size"] // 4)
+        return max(1, (self.params["hash_block_size"] * tokens + chars // 2) // chars)
+
+    def route(self, t, req, hashes, loads):
+        p = self.params
+        hashes = prompt_hashes(req["segments"], self.block_tokens(req))[: p["max_prefix_blocks"]]
+        cands = list(range(self.n))
+        scores = load_scores(loads, cands, p["kv_weight"], p["queue_weight"])
+        counts = self.index.match_counts(hashes) if hashes else [0] * self.n
+        if hashes:
+            pw, total = p["prefix_weight"], len(hashes)
+            scores = [s + pw * (c / total) for s, c in zip(scores, counts)]
+        pick = pick_max(self.rng, cands, scores)
+        best = max(counts)
+        self.decisions["cold" if not best else "affine" if counts[pick] == best else "outvoted"] += 1
+        self.index.add(pick, hashes)
+        return pick
+
+    def state(self):
+        return {
+            "indexed_blocks": [len(lru) for lru in self.index.lrus],
+            "index_evicted": self.index.evicted,
+            "decisions": dict(self.decisions),
+        }
+
+    def check_invariants(self):
+        self.index.check_invariants()
 
 
 @register_policy("cluster", "precise_prefix")

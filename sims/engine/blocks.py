@@ -157,6 +157,9 @@ class BlockPool:
         for b in range(num_blocks):
             self.free_q.push(b, False, 0.0)
         self.evictions = 0  # cached blocks handed out again
+        # frees and new cache entries: the only changes that can let a refused admission through
+        # (allocations, touches and evictions only take free blocks or hits away)
+        self.gains = 0
 
     def __deepcopy__(self, memo: dict) -> BlockPool:  # lists of ints copy at C speed
         new = copy.copy(self)
@@ -222,6 +225,7 @@ class BlockPool:
 
     def free(self, blocks: list[int], cost: float = 0.0) -> None:
         """Drop one reference on each block, tail first, so the tail is evicted before the head."""
+        self.gains += 1
         ref = self.ref
         bh = self.block_hash
         if type(self.free_q) is LRUFree:  # the hot path, inlined
@@ -247,6 +251,7 @@ class BlockPool:
             return False
         self.block_hash[block] = h
         self.cached[h] = block
+        self.gains += 1
         return True
 
     def check_invariants(self) -> None:

@@ -200,15 +200,22 @@ class Paged(Allocator):
         super().__init__(self.pool.num_blocks * block_size)
         self.kv_listener = None  # set by the engine: (kind, hashes) -> None
         self.hit_blocks = 0
+        self._refused: tuple = ()  # (seq, target, watermark, cold, pool.gains) of the last refusal
 
     def admit(self, seq, target: int, hashes: list[int] | None, watermark: int) -> bool:
         """Blocks for ``target + 1`` tokens; leading full blocks found in the cache are shared
         (a hit covers at most floor((target - 1) / B) blocks, so one token is always computed)."""
         B = self.B
         pool = self.pool
+        # A refused request refused again, with no block freed or cached since, is refused again:
+        # a blocked queue head then costs O(1) a step instead of a prefix match (issue 14).
+        r = self._refused
+        if r and r[0] is seq and r[1:] == (target, watermark, not hashes, pool.gains):
+            return False
         hits = pool.match(hashes[: (target - 1) // B]) if hashes else []
         need = -(-(target + 1) // B) - len(hits)
         if need > pool.num_free - pool.reusable(hits) - watermark:
+            self._refused = (seq, target, watermark, not hashes, pool.gains)
             return False
         pool.touch(hits)
         evicted: list[int] = []
