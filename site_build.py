@@ -102,6 +102,10 @@ def preset_meta(preset, poster: list[str]) -> dict[str, Any]:
         "control_values": {c["target"]: _control_value(preset, c["target"]) for c in preset.controls},
         "actions": [{"label": a["label"], "kind": a["event"]["kind"]} for a in preset.actions],
         "charts": session.charts,
+        "series": session.columns,
+        "windows": session.windows,
+        "claim": preset.site.get("claim"),
+        "events": [{"t": e["t"], "kind": e["kind"]} for e in preset.events],
         "key_metrics": sorted(set(bridge.key_metrics(preset)) | set(session.charts)),
         "poster": [json.loads(f) for f in poster],
     }

@@ -64,6 +64,15 @@ KEY_METRICS: dict[str, tuple[str, ...]] = {
 }
 KEY_METRICS["cluster"] = KEY_METRICS["engine"]
 MAX_CHARTS = 3
+# Ratios of two cumulative counters. The charts can draw each over a moving window of samples
+# (METRIC_window in a chart list, or the "recent" toggle), computed in the front end from these
+# counters' sampled series; so every chart row of such a ratio carries its two counters too.
+WINDOWED: dict[str, tuple[str, str]] = {
+    "hit_ratio": ("hits", "requests"),
+    "fault_rate": ("faults", "refs"),
+    "reject_rate": ("rejected", "requests"),
+    "fail_rate": ("failed", "requests"),
+}
 CHECKPOINTS = (3, 20)  # per run, fewer when a checkpoint (a deep copy of the panels) is costly
 CHECKPOINT_BUDGET_S = 0.4  # wall seconds of copying per run we accept for cheap seeks back
 
@@ -75,10 +84,34 @@ def chart_metrics(preset: presets.Preset, metrics: dict[str, dict[str, float]]) 
     for m in metrics.values():
         have += [k for k in m if k not in have]
     wanted = preset.site.get("charts") or CHART_METRICS.get(preset.topic, ())
-    chosen = [m for m in wanted if m in have]
+    chosen = [m for m in wanted if m in have or _windowed_base(m, have)]
     if not chosen:
         chosen = [m for m in have if m not in ("requests",)] or have
     return chosen[:MAX_CHARTS]
+
+
+def _windowed_base(metric: str, have: list[str]) -> str | None:
+    """``hit_ratio`` for ``hit_ratio_window`` when the panels report its counters, else None."""
+    base = metric.removesuffix("_window")
+    if base != metric and base in WINDOWED and all(c in have for c in WINDOWED[base]):
+        return base
+    return None
+
+
+def series_columns(charts: list[str], metrics: dict[str, dict[str, float]]) -> tuple[list[str], dict]:
+    """The columns of each chart row (the charted metrics the panels report, then the counters of
+    windowed ratios) and ``{ratio: [numerator, denominator]}`` for the ratios that can be windowed."""
+    have: list[str] = []
+    for m in metrics.values():
+        have += [k for k in m if k not in have]
+    columns = [c for c in charts if c in have]
+    windows: dict[str, list[str]] = {}
+    for c in charts:
+        base = _windowed_base(c + "_window" if not c.endswith("_window") else c, have)
+        if base:
+            windows[base] = list(WINDOWED[base])
+            columns += [k for k in WINDOWED[base] if k not in columns]
+    return columns, windows
 
 
 def key_metrics(preset: presets.Preset) -> list[str]:
@@ -138,6 +171,7 @@ class Session:
             self._insert(self._action_event(index, t))
             self.injected.append([index, t])
         self.charts = chart_metrics(base, self.sc.metrics())
+        self.columns, self.windows = series_columns(self.charts, self.sc.metrics())
         self.sent = 0  # series rows the client already holds
 
     # -- "break it" ------------------------------------------------------------------------
@@ -187,7 +221,7 @@ class Session:
             panels[name] = entry
         keep = min(self.sent, len(sc.series))
         rows = [
-            [s["t"], {n: [m.get(c) for c in self.charts] for n, m in s["panels"].items()}] for s in sc.series[keep:]
+            [s["t"], {n: [m.get(c) for c in self.columns] for n, m in s["panels"].items()}] for s in sc.series[keep:]
         ]
         self.sent = len(sc.series)
         return {"t": sc.t, "panels": panels, "series": {"from": keep, "rows": rows}}
@@ -201,6 +235,8 @@ class Session:
             "duration": self.sc.duration,
             "panels": [{"name": s.name, "policy": s.policy} for s in self.sc.preset.panels],
             "charts": self.charts,
+            "series": self.columns,
+            "windows": self.windows,
             "key_metrics": key_metrics(self.base),
             "actions": self.injected,
         }
