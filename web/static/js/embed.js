@@ -64,7 +64,7 @@ const DARK_VARS =
   "--cs-fg:#e7e8ec;--cs-muted:#9aa0ad;--cs-bg:#181b22;--cs-line:#2a2e38;--cs-accent:#7aa2ff;--cs-good:#34d399;" +
   "--cs-bad:#f87171;--cs-track:rgba(160,170,190,.16);--cs-on-accent:#0d0f14;color-scheme:dark;";
 const CSS = `
-:host{display:block;box-sizing:border-box;overflow:auto;contain:content;background:var(--cs-bg,#fff);
+:host{display:block;box-sizing:border-box;overflow:visible;contain:layout style;background:var(--cs-bg,#fff);
  color:var(--cs-fg,#1c1d21);border:1px solid var(--cs-line,#ddd);border-radius:12px;padding:10px 14px;
  font:15px/1.45 ui-sans-serif,system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;text-align:left}
 :host([hidden]){display:none}
@@ -176,8 +176,8 @@ export class EmbedSim extends ContentionSim {
     if (!this._hostStyle) return;
     const h = this.getAttribute("height");
     const px = /^\d+(\.\d+)?$/.test(h || "") ? `${h}px` : /^\d+(\.\d+)?(px|em|rem|vh|%)$/.test(h || "") ? h : "";
-    // on a narrow screen the height is a minimum instead (no scrolling box inside a phone's page)
-    this._hostStyle.textContent = px ? `:host{height:${px}}@media (max-width:600px){:host{height:auto;min-height:${px}}}` : "";
+    // a minimum, never a cap: the widget grows to its content, so nothing inside is clipped or scrolls
+    this._hostStyle.textContent = px ? `:host{min-height:${px}}` : "";
   }
 
   _buildUI() {

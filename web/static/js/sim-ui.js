@@ -122,7 +122,7 @@ export function buildUI(sim) {
     m.watch_for && sim.getAttribute("caption") !== "false"
       ? el("p", { class: "cs-watch" }, el("strong", { text: "Watch for: " }), ui.watch)
       : "";
-  const picker = full && m.panels.length > 2 ? panelPicker(sim) : "";
+  const picker = full && !sim.constructor.shadow && m.panels.length > 2 ? panelPicker(sim) : ""; // an embed shows what its writer chose
   const grid = el("div", { class: "cs-panels", "data-count": String(sim.panelNames.length) });
   sim.keyMetrics = new Set(m.key_metrics || []);
   for (const name of sim.panelNames) {
