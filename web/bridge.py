@@ -14,56 +14,9 @@ import time
 from bisect import bisect_right
 from typing import Any
 
-from sims.core import presets
+from sims.core import api, presets
 from sims.core.scenario import Scenario
 
-# Metrics drawn as time-series charts when a preset's [site] table names none (first ones found win).
-CHART_METRICS: dict[str, tuple[str, ...]] = {
-    "alloc": ("utilization", "external_frag", "fail_rate"),
-    "paging": ("fault_rate", "faults"),
-    "cache": ("hit_ratio", "backend_writes"),
-    "ratelimit": ("max_in_any_window", "reject_rate", "tokens_used", "false_rejects"),
-    "balance": ("p99_latency", "max_queue", "imbalance"),
-    "hashing": ("max_load_ratio", "remapped_fraction"),
-    "engine": ("ttft_p90", "throughput_tok_s", "kv_utilization", "avg_batch_size"),
-    "cluster": ("ttft_p90", "throughput_tok_s", "prefix_hit_rate", "kv_utilization"),
-}
-# The metrics a panel shows up front (DESIGN.md's names per topic); the rest fold under "more".
-KEY_METRICS: dict[str, tuple[str, ...]] = {
-    "alloc": ("requests", "failed", "fail_rate", "utilization", "external_frag", "internal_frag", "peak_used"),
-    "paging": ("refs", "faults", "hits", "fault_rate"),
-    "cache": ("requests", "hits", "misses", "hit_ratio", "backend_writes", "dirty_at_risk"),
-    "ratelimit": (
-        "requests",
-        "accepted",
-        "rejected",
-        "reject_rate",
-        "max_in_any_window",
-        "tokens_admitted",
-        "tokens_used",
-        "false_rejects",
-        "overshoot",
-    ),
-    "balance": ("requests", "p50_latency", "p99_latency", "max_queue", "imbalance"),
-    "hashing": ("remapped_fraction", "max_load_ratio", "nodes", "keys"),
-    "engine": (
-        "completed",
-        "ttft_p50",
-        "ttft_p90",
-        "ttft_p99",
-        "tpot_p50",
-        "tpot_p99",
-        "e2e_p50",
-        "e2e_p90",
-        "throughput_tok_s",
-        "avg_batch_size",
-        "kv_utilization",
-        "preemptions",
-        "prefix_hit_rate",
-    ),
-}
-KEY_METRICS["cluster"] = KEY_METRICS["engine"]
-MAX_CHARTS = 3
 # Ratios of two cumulative counters. The charts can draw each over a moving window of samples
 # (METRIC_window in a chart list, or the "recent" toggle), computed in the front end from these
 # counters' sampled series; so every chart row of such a ratio carries its two counters too.
@@ -77,46 +30,20 @@ CHECKPOINTS = (3, 20)  # per run, fewer when a checkpoint (a deep copy of the pa
 CHECKPOINT_BUDGET_S = 0.4  # wall seconds of copying per run we accept for cheap seeks back
 
 
-def chart_metrics(preset: presets.Preset, metrics: dict[str, dict[str, float]]) -> list[str]:
-    """The preset's ``site.charts``, else the topic's defaults that its panels report, else the
-    first metrics of the first panel; at most MAX_CHARTS, in that order."""
-    have: list[str] = []
-    for m in metrics.values():
-        have += [k for k in m if k not in have]
-    wanted = preset.site.get("charts") or CHART_METRICS.get(preset.topic, ())
-    chosen = [m for m in wanted if m in have or _windowed_base(m, have)]
-    if not chosen:
-        chosen = [m for m in have if m not in ("requests",)] or have
-    return chosen[:MAX_CHARTS]
-
-
-def _windowed_base(metric: str, have: list[str]) -> str | None:
-    """``hit_ratio`` for ``hit_ratio_window`` when the panels report its counters, else None."""
-    base = metric.removesuffix("_window")
-    if base != metric and base in WINDOWED and all(c in have for c in WINDOWED[base]):
-        return base
-    return None
-
-
 def series_columns(charts: list[str], metrics: dict[str, dict[str, float]]) -> tuple[list[str], dict]:
     """The columns of each chart row (the charted metrics the panels report, then the counters of
-    windowed ratios) and ``{ratio: [numerator, denominator]}`` for the ratios that can be windowed."""
+    windowed ratios) and ``{ratio: [numerator, denominator]}`` for the charted ratios that can be
+    windowed (their counters are reported)."""
     have: list[str] = []
     for m in metrics.values():
         have += [k for k in m if k not in have]
     columns = [c for c in charts if c in have]
     windows: dict[str, list[str]] = {}
-    for c in charts:
-        base = _windowed_base(c + "_window" if not c.endswith("_window") else c, have)
-        if base:
+    for base in charts:
+        if base in WINDOWED and all(k in have for k in WINDOWED[base]):
             windows[base] = list(WINDOWED[base])
             columns += [k for k in WINDOWED[base] if k not in columns]
     return columns, windows
-
-
-def key_metrics(preset: presets.Preset) -> list[str]:
-    """The preset's ``site.metrics``, else the topic's DESIGN.md names, plus the charted ones."""
-    return list(preset.site.get("metrics") or KEY_METRICS.get(preset.topic, ()))
 
 
 def _finite(obj: Any) -> Any:
@@ -170,7 +97,7 @@ class Session:
         for index, t in actions or []:
             self._insert(self._action_event(index, t))
             self.injected.append([index, t])
-        self.charts = chart_metrics(base, self.sc.metrics())
+        self.charts = api.chart_metrics(base, self.sc.metrics())
         self.columns, self.windows = series_columns(self.charts, self.sc.metrics())
         self.sent = 0  # series rows the client already holds
 
@@ -208,8 +135,9 @@ class Session:
 
     # -- frames ------------------------------------------------------------------------------
     def frame(self) -> dict:
-        """``{t, panels: {name: {metrics, view}}, series: {from, rows}}``; rows are
-        ``[t, {panel: [chart metric values]}]`` the client does not hold yet (it keeps ``from``)."""
+        """``{t, panels: {name: {metrics, view}}, series: {from, rows, columns}}``; rows are
+        ``[t, {panel: [values of columns]}]`` the client does not hold yet (it keeps ``from``);
+        ``columns``: the charted metrics, then the counters of windowed ratios (series_columns)."""
         sc = self.sc
         panels: dict[str, Any] = {}
         for name, p in sc.panels.items():
@@ -224,21 +152,20 @@ class Session:
             [s["t"], {n: [m.get(c) for c in self.columns] for n, m in s["panels"].items()}] for s in sc.series[keep:]
         ]
         self.sent = len(sc.series)
-        return {"t": sc.t, "panels": panels, "series": {"from": keep, "rows": rows}}
+        return {"t": sc.t, "panels": panels, "series": {"from": keep, "rows": rows, "columns": self.columns}}
 
     def info(self) -> dict:
-        p = self.base
+        """The preset's meta (``api.describe``) as this session runs it: its seed, its panels,
+        its charts, and ``injected``, the actions injected so far."""
+        meta = api.describe(self.sc.preset, metrics=self.sc.metrics())
         return {
-            "preset": p.name,
-            "topic": p.topic,
+            **meta,
             "seed": self.seed,
             "duration": self.sc.duration,
-            "panels": [{"name": s.name, "policy": s.policy} for s in self.sc.preset.panels],
             "charts": self.charts,
             "series": self.columns,
             "windows": self.windows,
-            "key_metrics": key_metrics(self.base),
-            "actions": self.injected,
+            "injected": self.injected,
         }
 
 
@@ -321,20 +248,12 @@ def call(op: str, args_json: str) -> str:
         return dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
 
 
-def default_speed(preset: presets.Preset) -> float:
-    """The preset's ``site.speed``, else one that plays the whole run in about 30 s (1x to 10x)."""
-    speed = preset.site.get("speed")
-    if isinstance(speed, (int, float)) and not isinstance(speed, bool) and speed > 0:
-        return float(speed)
-    return float(max(1, min(10, round(preset.duration / 30))))
-
-
 def poster(preset: str, real_seconds: float, budget_bytes: int, max_frames: int = 80) -> list[str]:
     """The first frames of ``preset`` at its seed as JSON texts (views alias live state, so each is
     serialised when taken): about ``real_seconds`` of play at the default speed, as many frames as
     ``budget_bytes`` allows (8 to ``max_frames``), evenly spaced; always the frame at t=0."""
     s = Session(preset)
-    speed = default_speed(s.base)
+    speed = api.default_speed(s.base)
     limit = min(real_seconds * speed, s.sc.duration)
     s.sc.advance(limit / max_frames)
     probe = len(dumps(s.frame()))

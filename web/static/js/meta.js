@@ -24,7 +24,10 @@ export function loadMeta(name) {
  */
 export function defaultPanels(meta) {
   const all = meta.panels.map((p) => p.name);
-  const claim = (meta.claim?.panels || []).filter((n) => all.includes(n));
+  const claim = (claimOf(meta)?.panels || []).filter((n) => all.includes(n));
   if (claim.length < 2) return all;
   return all.filter((n) => claim.slice(0, 4).includes(n));
 }
+
+/** The preset's claim ([site.claim]: metric, panels best first, margin, at), or null. */
+export const claimOf = (meta) => meta.site?.claim || meta.claim || null;

@@ -1,7 +1,7 @@
 // What a metric is, for people: its title, its unit and how to write its values (panels, chart
-// axes, tooltips). Names follow DESIGN.md: ratios in [0, 1] are shown as percentages, times are
-// seconds (shown in ms below one second). A preset's meta may name units explicitly
-// (meta.units: {metric: "s" | "ratio" | "B" | "tok/s" | ...}); the rest is read from the name.
+// axes, tooltips). A topic describes its metrics (the meta's `metrics`: {name: {unit, format}},
+// from the topic's topic.toml); a metric it does not describe is read from its name (DESIGN.md's
+// conventions: ratios in [0, 1] shown as percentages, times in seconds, shown in ms below 1 s).
 import { fmt } from "./render.js";
 
 const RATIO = /(rate|ratio|frag|utilization|fraction|_frac|_share)$/;
@@ -10,27 +10,36 @@ const BYTES = /(_bytes$|^peak_used$|^heap$|bytes_)/;
 const TOKS = /tok_s$/;
 const NOT_TIME = /(_per_s$|tok_s$|^requests_s$)/;
 const RECENT = "_window";
+const SHOWN_UNIT = { ratio: "%", time: "s", bytes: "B", rate: "tok/s", count: "" };
 
-/** {title, unit, kind: "ratio" | "time" | "bytes" | "rate" | "count"} for a metric name. */
-export function metricInfo(name, units = {}) {
+function kindOf(base, d) {
+  if (d) {
+    if (d.format === "percent" || d.unit === "ratio") return "ratio";
+    if (d.format === "seconds" || d.unit === "s") return "time";
+    if (d.format === "bytes" || d.unit === "bytes") return "bytes";
+    if (d.unit === "tok/s") return "rate";
+    return "count";
+  }
+  if (RATIO.test(base)) return "ratio";
+  if (TOKS.test(base)) return "rate";
+  if (TIME.test(base) && !NOT_TIME.test(base)) return "time";
+  if (BYTES.test(base)) return "bytes";
+  return "count";
+}
+
+/**
+ * {title, unit, kind: "ratio" | "time" | "bytes" | "rate" | "count", recent} for a metric name;
+ * `described`: the meta's `metrics`. METRIC_window is METRIC over the recent window.
+ */
+export function metricInfo(name, described = {}) {
   const base = name.endsWith(RECENT) ? name.slice(0, -RECENT.length) : name;
   const recent = base !== name;
-  let kind = units[base];
-  if (kind === "ratio" || kind === "%") kind = "ratio";
-  else if (kind === "s") kind = "time";
-  else if (kind === "B") kind = "bytes";
-  else if (kind === "tok/s") kind = "rate";
-  else if (!kind) {
-    if (RATIO.test(base)) kind = "ratio";
-    else if (TOKS.test(base)) kind = "rate";
-    else if (TIME.test(base) && !NOT_TIME.test(base)) kind = "time";
-    else if (BYTES.test(base)) kind = "bytes";
-    else kind = "count";
-  }
-  const unit = { ratio: "%", time: "s", bytes: "B", rate: "tok/s", count: "" }[kind] ?? "";
-  const words = base.replaceAll("_", " ").replace(/ p(\d\d)$/, " p$1");
-  const title = recent ? `${words}, recent` : words;
-  return { title, unit, kind, recent };
+  const d = described?.[base];
+  const kind = kindOf(base, d);
+  const own = d && !["count", "ratio", "s", "bytes", "tok/s"].includes(d.unit) ? d.unit : null; // tokens, ×
+  const unit = own || SHOWN_UNIT[kind];
+  const words = base.replaceAll("_", " ");
+  return { title: recent ? `${words}, recent` : words, unit, kind, recent };
 }
 
 /** "hit ratio (%)", "ttft p90 (s)": an axis title. */

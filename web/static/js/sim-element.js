@@ -6,12 +6,12 @@
 import { sharedWorker } from "./worker-client.js";
 import { Channel, Clock, MAX_LEAD, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
 import { ceilTime, parseActions, parseOverrides, parsePanels } from "./link.js";
-import { defaultPanels, loadMeta } from "./meta.js";
+import { claimOf, defaultPanels, loadMeta } from "./meta.js";
 import { Poster, frameDiffs } from "./poster.js";
 import { buildUI, el, readTheme, renderFrame, showSpeed, watchText } from "./sim-ui.js";
 import { describeStep, isNotable } from "./steps.js";
 import { panelColors } from "./palette.js";
-import "./render-topics.js";
+import { loadTopic } from "./render.js";
 
 export { formatActions, formatOverrides, parseActions, parseOverrides } from "./link.js";
 export { loadMeta } from "./meta.js";
@@ -75,7 +75,7 @@ export class ContentionSim extends HTMLElement {
       events++;
       if (!before || isNotable(before, f, this.panelNames) || f.t >= this.meta.duration) break;
     }
-    const text = describeStep(before, f, this.panelNames, events, this.meta.units);
+    const text = describeStep(before, f, this.panelNames, events, this.meta.metrics);
     this.ui.stepNote.hidden = false;
     this.ui.stepNote.textContent = text;
     return { t: f.t, events, text };
@@ -183,7 +183,7 @@ export class ContentionSim extends HTMLElement {
   }
   /** Metrics shown first in each panel: the claim's metric, then the charted ones. */
   firstMetrics() {
-    const claim = this.meta.claim?.metric;
+    const claim = claimOf(this.meta)?.metric;
     const out = claim ? [claim] : [];
     for (const c of this.meta.charts || []) {
       const base = c.replace(/_window$/, "");
@@ -241,6 +241,7 @@ export class ContentionSim extends HTMLElement {
     const name = this.getAttribute("preset");
     if (!name) throw new Error('no preset: set the "preset" attribute');
     this.meta = await loadMeta(name);
+    await loadTopic(this.meta.topic); // its renderers, before the first frame is drawn
     const m = this.meta;
     const seedAttr = this.getAttribute("seed");
     this.seed = seedAttr === null || seedAttr === "" ? m.seed : Number(seedAttr);
@@ -465,7 +466,7 @@ export class ContentionSim extends HTMLElement {
       {
         columns: this.meta.series || this.meta.charts || [],
         windows: this.meta.windows || {},
-        units: this.meta.units || {},
+        units: this.meta.metrics || {},
         duration: this.meta.duration,
       },
     );

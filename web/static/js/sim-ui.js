@@ -270,7 +270,7 @@ export function renderFrame(sim, f, theme, resized) {
         (key ? p.metrics : p.moreList).append(row);
         if (!key) p.more.hidden = false;
       }
-      const text = formatMetric(k, data.metrics[k], sim.meta.units);
+      const text = formatMetric(k, data.metrics[k], sim.meta.metrics);
       if (cell.textContent !== text) cell.textContent = text;
     }
   }
