@@ -45,3 +45,22 @@ export function panelColors(n, dark = false) {
 }
 
 export const dashFor = (k) => DASHES[k % DASHES.length];
+
+/**
+ * Colours for things inside a panel's view (heap blocks, nodes, keys): pale and distinct from the
+ * panel colours, so that a panel's colour only ever means that panel (Paul Tol's light set).
+ */
+export const KEY_COLORS = [
+  "#77aadd",
+  "#ee8866",
+  "#eedd88",
+  "#ffaabb",
+  "#99ddff",
+  "#44bb99",
+  "#bbcc33",
+  "#aaaa00",
+  "#c4a9e8",
+  "#e8b78f",
+  "#9fc9a6",
+  "#cfcfcf",
+];

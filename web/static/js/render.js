@@ -155,7 +155,7 @@ export function drawGeneric(ctx, view, box, theme) {
     for (let i = 0; i < n; i++) {
       const item = arr[i];
       const text = item === null || typeof item !== "object" ? item : Array.isArray(item) ? item[0] : Object.values(item)[0];
-      cell(ctx, pad + i * w, y + 15, w - 1, 16, theme.palette[i % theme.palette.length], typeof text === "object" ? "" : text, theme);
+      cell(ctx, pad + i * w, y + 15, w - 1, 16, theme.keys[i % theme.keys.length], typeof text === "object" ? "" : text, theme);
     }
     y += 34;
   }

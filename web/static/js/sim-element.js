@@ -191,18 +191,25 @@ export class ContentionSim extends HTMLElement {
     }
     return out;
   }
-  /** One scale for views that are compared: for each numeric list in the views, the largest value. */
+  /**
+   * One scale for views that are compared: the largest value across the shown panels of each
+   * numeric list in the views (`key`) and of each numeric field of lists of records (`key.field`).
+   */
   sharedScales() {
     const scales = {};
     const f = this.frame;
     if (!f) return scales;
+    const top = (k, x) => {
+      if (typeof x === "number" && Number.isFinite(x) && !(x <= (scales[k] ?? -Infinity))) scales[k] = x;
+    };
     for (const n of this.panelNames) {
       const view = f.panels[n]?.view || {};
       for (const [k, v] of Object.entries(view)) {
-        if (!Array.isArray(v) || !v.length || typeof v[0] !== "number") continue;
-        let mx = scales[k] || 0;
-        for (const x of v) if (typeof x === "number" && x > mx) mx = x;
-        scales[k] = mx;
+        if (!Array.isArray(v)) continue;
+        for (const x of v) {
+          if (typeof x === "number") top(k, x);
+          else if (x && typeof x === "object" && !Array.isArray(x)) for (const [field, y] of Object.entries(x)) top(`${k}.${field}`, y);
+        }
       }
     }
     return scales;

@@ -4,6 +4,7 @@
 import { speedFromSlider } from "./driver.js";
 import { drawView, fmt } from "./render.js";
 import { formatMetric } from "./metrics.js";
+import { KEY_COLORS } from "./palette.js";
 
 const STATIC = new URL("../", import.meta.url);
 
@@ -227,7 +228,8 @@ export function readTheme(sim) {
     onAccent: v("--cs-on-accent", "#fff"),
     font: v("--cs-font", "system-ui, sans-serif"),
     palette: sim.colors,
-    scales: sim.sharedScales(),
+    keys: KEY_COLORS,
+    workload: sim.meta.workload || {},
   };
 }
 

@@ -3,10 +3,12 @@
 import { registerRenderer, fmt } from "../render.js";
 import { PAD, text, bars } from "../draw.js";
 
-// load balancing: active requests per server (a dead server in red)
+// load balancing: active requests per server (a dead server crossed out in red), on one scale
+// across the compared panels (theme.scales, from the element), so a calm panel looks calm
 registerRenderer("balance", (ctx, v, box, theme) => {
   const servers = v.servers || [];
-  text(ctx, "active requests per server", PAD, 9, theme.muted);
+  const max = theme.scales?.["servers.active"] || 0;
+  text(ctx, `active requests per server (scale 0–${fmt(max)}, shared)`, PAD, 9, theme.muted);
   bars(
     ctx,
     servers,
@@ -15,5 +17,7 @@ registerRenderer("balance", (ctx, v, box, theme) => {
     box,
     theme,
     16,
+    theme.accent,
+    max,
   );
 });
