@@ -28,8 +28,11 @@ serve: $(STAMP) $(NODE_OK)
 test: $(STAMP) $(NODE_OK) chromium
 	$(PY) -m pytest
 
-lint: $(STAMP)
+## lint: ruff for Python; ESLint and Prettier (pinned in package.json) for the front end's JavaScript
+lint: $(STAMP) $(NODE_OK)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+	npx --no-install eslint web/static
+	npx --no-install prettier --check "web/static/**/*.js"
 
 build: $(STAMP) $(NODE_OK)
 	$(VENV)/bin/contention build --out dist

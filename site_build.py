@@ -85,10 +85,14 @@ def load_content() -> dict[str, Any]:
 
 
 def preset_meta(preset, poster: list[str]) -> dict[str, Any]:
-    """What a page needs to run a preset: ``api.describe`` plus the precomputed poster frames."""
+    """What a page needs to run a preset: ``api.describe``, the precomputed poster frames and the
+    columns of their chart rows (``bridge.series_columns``: the charts plus windowed ratios' counters)."""
     from sims.core import api
+    from sims.core.scenario import Scenario
 
-    return {**api.describe(preset), "poster": [json.loads(f) for f in poster]}
+    meta = api.describe(preset)
+    series, windows = _bridge().series_columns(meta["charts"], Scenario(preset, events=[]).metrics())
+    return {**meta, "series": series, "windows": windows, "poster": [json.loads(f) for f in poster]}
 
 
 def quiz_answers(quiz: dict, preset) -> dict[str, Any] | None:

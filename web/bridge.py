@@ -16,8 +16,33 @@ from typing import Any
 from sims.core import api, presets
 from sims.core.scenario import Scenario
 
+# Ratios of two cumulative counters. The charts can draw each over a moving window of samples
+# (METRIC_window in a chart list, or the "recent" toggle), computed in the front end from these
+# counters' sampled series; so every chart row of such a ratio carries its two counters too.
+WINDOWED: dict[str, tuple[str, str]] = {
+    "hit_ratio": ("hits", "requests"),
+    "fault_rate": ("faults", "refs"),
+    "reject_rate": ("rejected", "requests"),
+    "fail_rate": ("failed", "requests"),
+}
 CHECKPOINTS = (3, 20)  # per run, fewer when a checkpoint (a deep copy of the panels) is costly
 CHECKPOINT_BUDGET_S = 0.4  # wall seconds of copying per run we accept for cheap seeks back
+
+
+def series_columns(charts: list[str], metrics: dict[str, dict[str, float]]) -> tuple[list[str], dict]:
+    """The columns of each chart row (the charted metrics the panels report, then the counters of
+    windowed ratios) and ``{ratio: [numerator, denominator]}`` for the charted ratios that can be
+    windowed (their counters are reported)."""
+    have: list[str] = []
+    for m in metrics.values():
+        have += [k for k in m if k not in have]
+    columns = [c for c in charts if c in have]
+    windows: dict[str, list[str]] = {}
+    for base in charts:
+        if base in WINDOWED and all(k in have for k in WINDOWED[base]):
+            windows[base] = list(WINDOWED[base])
+            columns += [k for k in WINDOWED[base] if k not in columns]
+    return columns, windows
 
 
 def _finite(obj: Any) -> Any:
@@ -69,6 +94,7 @@ class Session:
             self.sc.insert(self._action_event(index, t))
             self.injected.append([index, t])
         self.charts = api.chart_metrics(base, self.sc.metrics())
+        self.columns, self.windows = series_columns(self.charts, self.sc.metrics())
         self.sent = 0  # series rows the client already holds
 
     # -- "break it" ------------------------------------------------------------------------
@@ -89,8 +115,9 @@ class Session:
 
     # -- frames ------------------------------------------------------------------------------
     def frame(self) -> dict:
-        """``{t, panels: {name: {metrics, view}}, series: {from, rows}}``; rows are
-        ``[t, {panel: [chart metric values]}]`` the client does not hold yet (it keeps ``from``)."""
+        """``{t, panels: {name: {metrics, view}}, series: {from, rows, columns}}``; rows are
+        ``[t, {panel: [values of columns]}]`` the client does not hold yet (it keeps ``from``);
+        ``columns``: the charted metrics, then the counters of windowed ratios (series_columns)."""
         sc = self.sc
         panels: dict[str, Any] = {}
         for name, p in sc.panels.items():
@@ -102,10 +129,10 @@ class Session:
             panels[name] = entry
         keep = min(self.sent, len(sc.series))
         rows = [
-            [s["t"], {n: [m.get(c) for c in self.charts] for n, m in s["panels"].items()}] for s in sc.series[keep:]
+            [s["t"], {n: [m.get(c) for c in self.columns] for n, m in s["panels"].items()}] for s in sc.series[keep:]
         ]
         self.sent = len(sc.series)
-        return {"t": sc.t, "panels": panels, "series": {"from": keep, "rows": rows}}
+        return {"t": sc.t, "panels": panels, "series": {"from": keep, "rows": rows, "columns": self.columns}}
 
     def info(self) -> dict:
         """The preset's meta (``api.describe``) as this session runs it: its seed, its panels,
@@ -116,6 +143,8 @@ class Session:
             "seed": self.seed,
             "duration": self.sc.duration,
             "charts": self.charts,
+            "series": self.columns,
+            "windows": self.windows,
             "injected": self.injected,
         }
 

@@ -51,7 +51,10 @@ export function runTable(result) {
   const names = Object.keys(result.panels);
   const metrics = [];
   for (const m of Object.values(result.panels)) for (const k of Object.keys(m)) if (!metrics.includes(k)) metrics.push(k);
-  return table(["metric", ...names], metrics.map((k) => [k, ...names.map((n) => result.panels[n][k] ?? "")]));
+  return table(
+    ["metric", ...names],
+    metrics.map((k) => [k, ...names.map((n) => result.panels[n][k] ?? "")]),
+  );
 }
 
 const LABELS = { s: "step time, total (s)", tok_s: "tokens/s" };
@@ -127,7 +130,13 @@ async function setUp(container) {
     return { body, note: tweaked ? " The server runs the preset's own parameters, without your slider changes." : "" };
   };
   action(container, "Run at full length on the server", "run", run, (r) =>
-    el("div", {}, el("p", { className: "muted", textContent: `${r.preset}: ${r.duration} s virtual, stream ${r.stream_sha256.slice(0, 12)}` }), runTable(r)));
+    el(
+      "div",
+      {},
+      el("p", { className: "muted", textContent: `${r.preset}: ${r.duration} s virtual, stream ${r.stream_sha256.slice(0, 12)}` }),
+      runTable(r),
+    ),
+  );
 
   const [gpu, preset] = await Promise.all([
     getJSON("gpu").catch(() => null),

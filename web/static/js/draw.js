@@ -29,12 +29,13 @@ export function outcomes(ctx, items, y, h, box, theme, isOk) {
   });
 }
 
-export function bars(ctx, items, value, label, box, theme, y0, color = theme.accent) {
+/** Bars of `value(item)`, scaled to `max` when given (one scale across compared panels). */
+export function bars(ctx, items, value, label, box, theme, y0, color = theme.accent, max = 0) {
   const n = items.length;
   if (!n) return;
   const h = box.h - y0 - 16;
   const w = (box.w - 2 * PAD) / n;
-  const mx = Math.max(1e-9, ...items.map(value));
+  const mx = Math.max(1e-9, max, ...items.map(value));
   items.forEach((it, i) => {
     const v = value(it);
     const bh = (v / mx) * (h - 12);
@@ -42,5 +43,19 @@ export function bars(ctx, items, value, label, box, theme, y0, color = theme.acc
     ctx.fillRect(PAD + i * w + 1, y0 + h - bh, Math.max(1, w - 2), bh);
     if (w > 30) text(ctx, fmt(v), PAD + i * w + w / 2, y0 + h - bh - 6, theme.fg, "center");
     if (w > 18) text(ctx, label(it, i), PAD + i * w + w / 2, box.h - 7, theme.muted, "center");
+    if (it.alive === false) {
+      // a dead server: a cross where its bar would be, and the word
+      ctx.strokeStyle = theme.bad;
+      ctx.lineWidth = 2;
+      const cx = PAD + i * w + w / 2;
+      const cy = y0 + h - 10;
+      ctx.beginPath();
+      ctx.moveTo(cx - 5, cy - 5);
+      ctx.lineTo(cx + 5, cy + 5);
+      ctx.moveTo(cx + 5, cy - 5);
+      ctx.lineTo(cx - 5, cy + 5);
+      ctx.stroke();
+      if (w > 26) text(ctx, "down", cx, cy - 14, theme.bad, "center");
+    }
   });
 }

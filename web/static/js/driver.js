@@ -9,8 +9,7 @@ export const SPEED_MAX = 10;
 
 /** Exponential slider: position in [0, 1] <-> speed in [SPEED_MIN, SPEED_MAX]. */
 export const speedFromSlider = (x) => SPEED_MIN * (SPEED_MAX / SPEED_MIN) ** Math.min(1, Math.max(0, x));
-export const sliderFromSpeed = (s) =>
-  Math.log(Math.min(SPEED_MAX, Math.max(SPEED_MIN, s)) / SPEED_MIN) / Math.log(SPEED_MAX / SPEED_MIN);
+export const sliderFromSpeed = (s) => Math.log(Math.min(SPEED_MAX, Math.max(SPEED_MIN, s)) / SPEED_MIN) / Math.log(SPEED_MAX / SPEED_MIN);
 
 /**
  * A queue of requests to one source with at most one in flight. Consecutive advances (and

@@ -7,7 +7,8 @@
 // while scrolled out of view; theme="light|dark" over prefers-color-scheme; an "open in
 // playground" link carrying the exact state. Every widget on a page shares one worker (one Pyodide).
 import "../embed/defer-define.js";
-import { ContentionSim, formatActions } from "./sim-element.js";
+import { ContentionSim } from "./sim-element.js";
+import { linkHash } from "./link.js";
 import { sharedWorker } from "./worker-client.js";
 import { MiniCharts } from "../embed/mini-charts.js";
 
@@ -63,7 +64,7 @@ const DARK_VARS =
   "--cs-fg:#e7e8ec;--cs-muted:#9aa0ad;--cs-bg:#181b22;--cs-line:#2a2e38;--cs-accent:#7aa2ff;--cs-good:#34d399;" +
   "--cs-bad:#f87171;--cs-track:rgba(160,170,190,.16);--cs-on-accent:#0d0f14;color-scheme:dark;";
 const CSS = `
-:host{display:block;box-sizing:border-box;overflow:auto;contain:content;background:var(--cs-bg,#fff);
+:host{display:block;box-sizing:border-box;overflow:visible;contain:layout style;background:var(--cs-bg,#fff);
  color:var(--cs-fg,#1c1d21);border:1px solid var(--cs-line,#ddd);border-radius:12px;padding:10px 14px;
  font:15px/1.45 ui-sans-serif,system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;text-align:left}
 :host([hidden]){display:none}
@@ -175,8 +176,8 @@ export class EmbedSim extends ContentionSim {
     if (!this._hostStyle) return;
     const h = this.getAttribute("height");
     const px = /^\d+(\.\d+)?$/.test(h || "") ? `${h}px` : /^\d+(\.\d+)?(px|em|rem|vh|%)$/.test(h || "") ? h : "";
-    // on a narrow screen the height is a minimum instead (no scrolling box inside a phone's page)
-    this._hostStyle.textContent = px ? `:host{height:${px}}@media (max-width:600px){:host{height:auto;min-height:${px}}}` : "";
+    // a minimum, never a cap: the widget grows to its content, so nothing inside is clipped or scrolls
+    this._hostStyle.textContent = px ? `:host{min-height:${px}}` : "";
   }
 
   _buildUI() {
@@ -217,15 +218,7 @@ export class EmbedSim extends ContentionSim {
   playgroundURL() {
     const name = this.getAttribute("preset") || "";
     if (!this.meta || !this.clock) return this.meta ? new URL(`play/${encodeURIComponent(name)}/`, SITE).href : SITE.href;
-    const s = this.linkState();
-    const h = new URLSearchParams();
-    h.set("seed", String(s.seed));
-    h.set("speed", String(Math.round(s.speed * 100) / 100));
-    h.set("t", String(Math.round(s.t * 1000) / 1000));
-    if (s.panels.join(",") !== s.defaultPanels.join(",")) h.set("panels", s.panels.join(","));
-    for (const [k, v] of Object.entries(s.overrides)) h.set(`o.${k}`, String(v));
-    if (s.actions.length) h.set("actions", formatActions(s.actions));
-    const hash = h.toString().replaceAll("%2C", ",").replaceAll("%40", "@");
+    const hash = linkHash(this.linkState());
     return new URL(`play/${encodeURIComponent(this.meta.name)}/#${hash}`, SITE).href;
   }
 
@@ -244,8 +237,7 @@ export class EmbedSim extends ContentionSim {
   }
 
   _resume() {
-    if (this._wantPlay && this._visible && this.clock && !this.clock.playing && this.mode !== "error" && this._canPlay())
-      super.play();
+    if (this._wantPlay && this._visible && this.clock && !this.clock.playing && this.mode !== "error" && this._canPlay()) super.play();
   }
 
   async _init() {
@@ -268,9 +260,12 @@ export class EmbedSim extends ContentionSim {
     }
     if (!this._opened && this.mode === "poster")
       this._setStatus(
-        this.loading === "click" ? "Preview from the build: click to run it live." : "Preview from the build: Python starts when you scroll here.",
+        this.loading === "click"
+          ? "Preview from the build: click to run it live."
+          : "Preview from the build: Python starts when you scroll here.",
       );
-    else if (!this._opened) this._setStatus(this.loading === "click" ? "Click to run the simulation." : "The simulation starts when you scroll here.");
+    else if (!this._opened)
+      this._setStatus(this.loading === "click" ? "Click to run the simulation." : "The simulation starts when you scroll here.");
   }
 
   _create(t) {

@@ -2,21 +2,11 @@
 // o.workload.rate=5 for parameters and actions=0@12.5 for injected events), so a copied link
 // reproduces the exact moment (the page applies the hash to the element's attributes inline,
 // before the element starts). Keys anywhere on the page drive the simulation.
-import { formatActions, formatOverrides } from "./sim-element.js";
+import { linkHash } from "./link.js";
 
 const sim = document.querySelector("contention-sim");
 
-
-export function linkFor(state) {
-  const h = new URLSearchParams();
-  h.set("seed", String(state.seed));
-  h.set("speed", String(Math.round(state.speed * 100) / 100));
-  h.set("t", String(Math.round(state.t * 1000) / 1000));
-  if (state.panels.join(",") !== state.defaultPanels.join(",")) h.set("panels", state.panels.join(","));
-  for (const [k, v] of Object.entries(state.overrides)) h.set(`o.${k}`, String(v));
-  if (state.actions.length) h.set("actions", formatActions(state.actions));
-  return `${location.origin}${location.pathname}#${h.toString().replaceAll("%2C", ",").replaceAll("%40", "@")}`;
-}
+export const linkFor = (state) => `${location.origin}${location.pathname}#${linkHash(state)}`;
 
 if (sim) {
   let last = 0;

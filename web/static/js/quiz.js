@@ -23,6 +23,7 @@ for (const box of document.querySelectorAll(".quiz[data-quiz]")) {
 async function run(q, guess, host, reveal) {
   const sim = document.createElement("contention-sim");
   sim.setAttribute("preset", q.preset);
+  sim.setAttribute("panels", q.options.join(","));
   sim.setAttribute("speed", "10");
   sim.setAttribute("caption", "false");
   sim.setAttribute("controls", "basic");

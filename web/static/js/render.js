@@ -22,7 +22,10 @@ export function loadTopic(topic) {
   if (!TOPICS.has(topic)) {
     const rel = `js/topics/${topic}.js`;
     const url = globalThis.contentionModuleUrls?.[rel] || new URL(`./topics/${topic}.js`, import.meta.url).href;
-    TOPICS.set(topic, import(url).catch(() => null));
+    TOPICS.set(
+      topic,
+      import(url).catch(() => null),
+    );
   }
   return TOPICS.get(topic);
 }
@@ -152,7 +155,7 @@ export function drawGeneric(ctx, view, box, theme) {
     for (let i = 0; i < n; i++) {
       const item = arr[i];
       const text = item === null || typeof item !== "object" ? item : Array.isArray(item) ? item[0] : Object.values(item)[0];
-      cell(ctx, pad + i * w, y + 15, w - 1, 16, theme.palette[i % theme.palette.length], typeof text === "object" ? "" : text, theme);
+      cell(ctx, pad + i * w, y + 15, w - 1, 16, theme.keys[i % theme.keys.length], typeof text === "object" ? "" : text, theme);
     }
     y += 34;
   }

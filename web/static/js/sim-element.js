@@ -1,80 +1,25 @@
 // <contention-sim preset seed speed panels t overrides actions autoplay controls>: one live
 // simulation. Contract (DESIGN.md): data-state = loading | ready | running | paused | error;
 // play(), pause(), step(), seek(t), snapshot() -> Promise<{t, panels: {name: {metric: value}}}>.
-// Until Python is live it animates the precomputed poster frames from the build; when the worker
-// takes over, its frame at the handover time must equal the poster's (else a visible error).
+// The parts: link.js (the URL codec), meta.js (the preset's metadata), poster.js (the build's
+// frames and the handover), sim-ui.js (the DOM), driver.js (the clock), charts.js (the charts).
 import { sharedWorker } from "./worker-client.js";
-import { Channel, Clock, MAX_LEAD, speedFromSlider, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
-import { drawView, fmt, loadTopic } from "./render.js";
+import { Channel, Clock, MAX_LEAD, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
+import { ceilTime, parseActions, parseOverrides, parsePanels } from "./link.js";
+import { claimOf, defaultPanels, loadMeta } from "./meta.js";
+import { Poster, frameDiffs } from "./poster.js";
+import { buildUI, el, readTheme, renderFrame, showSpeed, watchText } from "./sim-ui.js";
+import { describeStep, isNotable } from "./steps.js";
+import { panelColors } from "./palette.js";
+import { loadTopic } from "./render.js";
+
+export { formatActions, formatOverrides, parseActions, parseOverrides } from "./link.js";
+export { loadMeta } from "./meta.js";
+
 // charts.js (and uPlot) load on first use, so a subclass with its own `static Charts` (the embed) never fetches them
 const loadCharts = () => import("./charts.js").then((m) => m.Charts);
-
-const STATIC = new URL("../", import.meta.url);
-const LIGHT = ["#2563eb", "#d97706", "#059669", "#db2777", "#7c3aed", "#0891b2", "#65a30d", "#dc2626"];
-const DARK = ["#60a5fa", "#fbbf24", "#34d399", "#f472b6", "#a78bfa", "#22d3ee", "#a3e635", "#f87171"];
+const STEP_LIMIT = 200; // events one step() may pass over looking for a notable one
 let seq = 0;
-
-const metaCache = new Map();
-
-/** A preset's site metadata: inline on its page, else fetched from static/presets/NAME.json. */
-export function loadMeta(name) {
-  if (metaCache.has(name)) return metaCache.get(name);
-  const inline = document.querySelector(`script[type="application/json"][data-contention-preset="${CSS.escape(name)}"]`);
-  const p = inline
-    ? Promise.resolve(JSON.parse(inline.textContent))
-    : fetch(new URL(`presets/${encodeURIComponent(name)}.json`, STATIC)).then((r) => {
-        if (r.status === 404) throw new Error(`unknown preset "${name}"`);
-        if (!r.ok) throw new Error(`cannot load preset "${name}": HTTP ${r.status}`);
-        return r.json();
-      });
-  metaCache.set(name, p);
-  return p;
-}
-
-/** "workload.rate=5;defaults.size=50" <-> {"workload.rate": 5, ...} */
-export function parseOverrides(text) {
-  const out = {};
-  for (const part of (text || "").split(";")) {
-    const i = part.indexOf("=");
-    if (i <= 0) continue;
-    const v = part.slice(i + 1).trim();
-    out[part.slice(0, i).trim()] = v !== "" && !Number.isNaN(Number(v)) ? Number(v) : v;
-  }
-  return out;
-}
-export const formatOverrides = (o) =>
-  Object.entries(o)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(";");
-/** "0@5.2,1@7" <-> [[0, 5.2], [1, 7]] (action index @ virtual time, in injection order) */
-export const parseActions = (text) =>
-  (text || "")
-    .split(",")
-    .filter((s) => s.includes("@"))
-    .map((s) => s.split("@").map(Number))
-    .filter(([i, t]) => Number.isInteger(i) && Number.isFinite(t));
-export const formatActions = (a) => a.map(([i, t]) => `${i}@${t}`).join(",");
-
-const isRatio = (m) => /(rate|ratio|frag|utilization|fraction)$/.test(m);
-const isTime = (m) => /(latency|ttft|tpot|e2e|itl|_wait$)/.test(m);
-function formatMetric(name, v) {
-  if (typeof v !== "number") return String(v ?? "–");
-  if (isRatio(name) && v >= 0 && v <= 1) return `${(v * 100).toFixed(1)}%`;
-  if (isTime(name) && v === 0) return "0";
-  if (isTime(name)) return v < 1 ? `${(v * 1000).toFixed(v < 0.01 ? 2 : 0)} ms` : `${v.toFixed(2)} s`;
-  return fmt(v);
-}
-
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "text") e.textContent = v;
-    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
-    else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? "" : v);
-  }
-  e.append(...children);
-  return e;
-}
 
 export class ContentionSim extends HTMLElement {
   static observedAttributes = ["speed"];
@@ -84,11 +29,12 @@ export class ContentionSim extends HTMLElement {
   constructor() {
     super();
     this.simId = `sim-${++seq}-${Math.random().toString(36).slice(2, 7)}`;
-    this.mode = "loading"; // loading -> poster? -> live | error
+    this.mode = "loading"; // loading -> poster? -> live | error (see poster.js)
     this.frame = null;
     this.actions = [];
     this.overrides = {};
     this.handover = null;
+    this.poster = null;
     this._live = null;
     this._renderScheduled = false;
     this.renderTimes = [];
@@ -114,11 +60,25 @@ export class ContentionSim extends HTMLElement {
     this._syncState();
     this._changed();
   }
+  /**
+   * Step to the next notable event (a miss, an eviction, a refusal, a new maximum...), at most
+   * STEP_LIMIT events on; the step note says what happened. Resolves to {t, events, text}.
+   */
   async step() {
     await this.whenLive();
     this.pause();
-    const f = await this.channel.request("step");
-    return { t: f.t };
+    const before = this.frame;
+    let f = before;
+    let events = 0;
+    while (events < STEP_LIMIT) {
+      f = await this.channel.request("step");
+      events++;
+      if (!before || isNotable(before, f, this.panelNames) || f.t >= this.meta.duration) break;
+    }
+    const text = describeStep(before, f, this.panelNames, events, this.meta.metrics);
+    this.ui.stepNote.hidden = false;
+    this.ui.stepNote.textContent = text;
+    return { t: f.t, events, text };
   }
   async seek(t) {
     await this.whenReady();
@@ -137,30 +97,65 @@ export class ContentionSim extends HTMLElement {
     if (this.clock) this.clock.speed = x;
     if (this.ui) {
       this.ui.speed.value = String(sliderFromSpeed(x));
-      this.ui.speedOut.textContent = `${x < 1 ? x.toFixed(2) : x.toFixed(1)}×`;
+      showSpeed(this.ui, x);
     }
     this._changed();
   }
+  /**
+   * Inject action `index` ("break it") at the current time, rounded up to the link's millisecond
+   * so a copied link replays it exactly. When paused, the run moves on a little so the effect shows.
+   */
   async inject(index) {
     await this.whenLive();
+    const at = ceilTime(this.t);
+    if (at > this.t) await this.channel.request("advance", { t: at });
     const r = await this.channel.request("inject", { action: index });
     this.actions = r.actions;
+    this.charts.mark?.(at, this.meta.actions?.[index]?.label || "action");
+    if (!this.clock.playing) {
+      const ahead = Math.min(this.meta.duration, at + Math.max(1, this.meta.duration / 30));
+      this.clock.set(ahead);
+      await this.channel.request("advance", { t: ahead });
+    }
     this._changed();
     return r;
   }
   /** Restart from t=0 with parameter overrides (deterministic: same seed, same stream). */
   async restart(overrides = this.overrides) {
-    if (this.mode === "poster") {
-      // the build's frames are for the preset as written: drop them rather than compare
-      this.poster = null;
-      this.mode = "loading";
-      this.clock.maxLead = MAX_LEAD;
-      this.charts.reset();
-    }
+    this._dropPoster();
     this.overrides = { ...overrides };
     this.actions = [];
     this.handover = null;
     await this._create(0);
+    this._changed();
+  }
+  /**
+   * A parameter change that keeps the reader's place: the new run goes to the current time (and
+   * keeps playing if it was), the previous run stays on the charts as a faint line.
+   */
+  async retune(overrides) {
+    const playing = this.clock.playing;
+    const t = this.t;
+    this.clock.pause();
+    this.charts.keepAsGhost?.();
+    this._dropPoster();
+    this.overrides = { ...overrides };
+    this.actions = this.actions.filter(([, at]) => at <= t);
+    if (this.ui.watch) this.ui.watch.textContent = watchText(this.meta, this.overrides);
+    await this._create(t);
+    if (playing) this.play();
+    this._changed();
+  }
+  /** Show these panels (names of the preset's panels), at the current time. */
+  async choosePanels(names) {
+    const playing = this.clock.playing;
+    const t = this.t;
+    this.clock.pause();
+    this._dropPoster();
+    this.panelNames = this.meta.panels.map((p) => p.name).filter((n) => names.includes(n));
+    this._rebuildUI();
+    await this._create(t);
+    if (playing) this.play();
     this._changed();
   }
   whenReady() {
@@ -169,7 +164,7 @@ export class ContentionSim extends HTMLElement {
   whenLive() {
     return this._ready ? this._ready.then(() => this._live) : Promise.reject(new Error("not connected"));
   }
-  /** The link state: {seed, speed, t, panels, overrides, actions}. */
+  /** The link state: {seed, speed, t, panels, defaultPanels, overrides, actions}. */
   linkState() {
     return {
       seed: this.seed,
@@ -178,8 +173,46 @@ export class ContentionSim extends HTMLElement {
       panels: this.panelNames,
       overrides: this.overrides,
       actions: this.actions,
-      defaultPanels: this.meta?.panels.map((p) => p.name),
+      defaultPanels: this.meta ? defaultPanels(this.meta) : [],
     };
+  }
+  /** A panel's colour: fixed by its place among the preset's panels, whichever are shown. */
+  colorOf(name) {
+    const k = this.meta.panels.findIndex((p) => p.name === name);
+    return this.colors[Math.max(0, k)];
+  }
+  /** Metrics shown first in each panel: the claim's metric, then the charted ones. */
+  firstMetrics() {
+    const claim = claimOf(this.meta)?.metric;
+    const out = claim ? [claim] : [];
+    for (const c of this.meta.charts || []) {
+      const base = c.replace(/_window$/, "");
+      if (!out.includes(base)) out.push(base);
+    }
+    return out;
+  }
+  /**
+   * One scale for views that are compared: the largest value across the shown panels of each
+   * numeric list in the views (`key`) and of each numeric field of lists of records (`key.field`).
+   */
+  sharedScales() {
+    const scales = {};
+    const f = this.frame;
+    if (!f) return scales;
+    const top = (k, x) => {
+      if (typeof x === "number" && Number.isFinite(x) && !(x <= (scales[k] ?? -Infinity))) scales[k] = x;
+    };
+    for (const n of this.panelNames) {
+      const view = f.panels[n]?.view || {};
+      for (const [k, v] of Object.entries(view)) {
+        if (!Array.isArray(v)) continue;
+        for (const x of v) {
+          if (typeof x === "number") top(k, x);
+          else if (x && typeof x === "object" && !Array.isArray(x)) for (const [field, y] of Object.entries(x)) top(`${k}.${field}`, y);
+        }
+      }
+    }
+    return scales;
   }
 
   // -- lifecycle -------------------------------------------------------------------------------
@@ -220,22 +253,22 @@ export class ContentionSim extends HTMLElement {
     const seedAttr = this.getAttribute("seed");
     this.seed = seedAttr === null || seedAttr === "" ? m.seed : Number(seedAttr);
     if (!Number.isInteger(this.seed)) throw new Error(`seed must be an integer, got "${seedAttr}"`);
-    const names = (this.getAttribute("panels") || "").split(",").map((s) => s.trim()).filter(Boolean);
+    const names = parsePanels(this.getAttribute("panels"));
     const valid = m.panels.map((p) => p.name);
-    for (const n of names)
-      if (!valid.includes(n)) throw new Error(`unknown panel "${n}" for ${m.name}; valid: ${valid.join(", ")}`);
-    this.panelNames = names.length ? names : valid;
+    for (const n of names) if (!valid.includes(n)) throw new Error(`unknown panel "${n}" for ${m.name}; valid: ${valid.join(", ")}`);
+    this.panelNames = names.length ? names : defaultPanels(m);
     this.overrides = parseOverrides(this.getAttribute("overrides"));
     this.actions = parseActions(this.getAttribute("actions"));
     const t0 = Math.max(0, Math.min(Number(this.getAttribute("t")) || 0, m.duration));
     const posterOk = this.seed === m.seed && !Object.keys(this.overrides).length && !this.actions.length && t0 === 0;
-    this.poster = posterOk && m.poster && m.poster.length ? m.poster : null;
-    this.posterShown = -1;
+    this.poster = posterOk && m.poster && m.poster.length ? new Poster(m.poster) : null;
 
     // start the worker (Pyodide's download and compile) before building the UI
     this.worker = this.constructor.worker ? this.constructor.worker() : sharedWorker();
     this._unRestart = this.worker.onRestart(() => this._recover());
     this._Charts = this.constructor.Charts || (await loadCharts());
+    const dark = this.dark ?? matchMedia("(prefers-color-scheme: dark)").matches; // `dark`: a subclass's theme override
+    this.colors = panelColors(m.panels.length, dark);
     this._buildUI();
     this.clock = new Clock({
       duration: m.duration,
@@ -289,6 +322,7 @@ export class ContentionSim extends HTMLElement {
         this.clock.set(r.frame.t);
         this._onResult("create", r.frame);
       }
+      this._markActions();
       this._setStatus("");
       this._clearPanelErrors();
       this.liveAt ??= performance.now();
@@ -313,22 +347,24 @@ export class ContentionSim extends HTMLElement {
 
   async _send(op, args) {
     if (op === "handover") return this._handover();
-    if (this.mode === "poster" && (op === "advance" || op === "seek")) return this._posterAt(args.t);
+    if (this.mode === "poster" && (op === "advance" || op === "seek")) return this._showPoster(this.poster.indexAt(args.t));
     await this._live;
     return this.worker.request(op, { id: this.simId, ...args });
   }
 
+  /** The build's frames are of the preset as written: a change of parameters or panels drops them. */
+  _dropPoster() {
+    if (this.mode !== "poster") return;
+    this.poster = null;
+    this.mode = "loading";
+    this.clock.maxLead = MAX_LEAD;
+    this.charts.reset();
+  }
+
   async _handover() {
-    const k = Math.max(0, this.posterShown);
-    const expected = this.poster[k];
+    const expected = this.poster.handoverFrame;
     const live = await this.worker.request("advance", { id: this.simId, t: expected.t });
-    const diffs = [];
-    if (live.t !== expected.t) diffs.push(`t ${live.t} != ${expected.t}`);
-    for (const n of this.panelNames) {
-      const [a, b] = [live.panels[n] || {}, expected.panels[n] || {}];
-      if (JSON.stringify(a.metrics) !== JSON.stringify(b.metrics)) diffs.push(`${n} metrics`);
-      else if (JSON.stringify(a.view) !== JSON.stringify(b.view)) diffs.push(`${n} view`);
-    }
+    const diffs = frameDiffs(live, expected, this.panelNames);
     this.handover = { t: expected.t, ok: !diffs.length, diffs };
     this.clock.maxLead = MAX_LEAD;
     this.clock.set(live.t);
@@ -344,21 +380,18 @@ export class ContentionSim extends HTMLElement {
     return live;
   }
 
-  _posterAt(t) {
-    let k = 0;
-    while (k + 1 < this.poster.length && this.poster[k + 1].t <= t) k++;
-    this._showPoster(k);
-    return this.poster[k];
+  _showPoster(k) {
+    const frame = this.poster.show(k, this.charts);
+    this._onResult("poster", frame);
+    return frame;
   }
 
-  _showPoster(k) {
-    if (k < this.posterShown) {
-      this.charts.reset();
-      this.posterShown = -1;
-    }
-    for (let i = this.posterShown + 1; i <= k; i++) this.charts.apply(this.poster[i].series);
-    this.posterShown = k;
-    this._onResult("poster", this.poster[k]);
+  /** Scheduled events and injected actions as marks on the charts. */
+  _markActions() {
+    if (!this.charts.mark) return;
+    this.charts.clearMarks?.();
+    for (const ev of this.meta.events || []) this.charts.mark(ev.t, ev.label || ev.kind.replaceAll("_", " "));
+    for (const [i, t] of this.actions) this.charts.mark(t, this.meta.actions?.[i]?.label || "action");
   }
 
   _onResult(op, result) {
@@ -369,6 +402,7 @@ export class ContentionSim extends HTMLElement {
     this.frame = frame;
     this.clock.frameShown(frame.t);
     if (op === "step" || op === "seek") this.clock.set(frame.t);
+    if (op !== "step" && this.ui && !this.ui.stepNote.hidden && op !== "inject") this.ui.stepNote.hidden = true;
     this._scheduleRender();
     if (!this.clock.playing) this._syncState();
   }
@@ -428,95 +462,34 @@ export class ContentionSim extends HTMLElement {
     this.dispatchEvent(new CustomEvent("cs-change", { bubbles: true }));
   }
 
-  // -- UI --------------------------------------------------------------------------------------
+  // -- UI (sim-ui.js) ------------------------------------------------------------------------
   _buildUI() {
-    const m = this.meta;
-    const full = this.getAttribute("controls") !== "basic";
-    if (this.constructor.shadow) {
-      for (const href of ["css/sim.css", "vendor/uplot/uPlot.min.css"])
-        this.root.append(el("link", { rel: "stylesheet", href: new URL(href, STATIC).href }));
-    }
-    const ui = (this.ui = { panels: {} });
-    ui.play = el("button", { type: "button", class: "cs-btn cs-primary", onclick: () => (this.clock.playing ? this.pause() : this.play()) });
-    const stepBtn = el("button", { type: "button", class: "cs-btn", "aria-label": "Step to the next event", title: "Step (.)", text: "Step ›", onclick: () => this.step().catch(() => {}) });
-    const resetBtn = el("button", { type: "button", class: "cs-btn", "aria-label": "Reset to the start", title: "Reset", text: "↺ Reset", onclick: () => this.seek(0).catch(() => {}) });
-    ui.speed = el("input", { type: "range", min: "0", max: "1", step: "0.001", "aria-label": "Speed", oninput: (e) => this.setSpeed(speedFromSlider(Number(e.target.value))) });
-    ui.speedOut = el("output", { class: "cs-num" });
-    ui.time = el("input", {
-      type: "range", min: "0", max: String(m.duration), step: "any", value: "0", "aria-label": "Virtual time (drag to seek)",
-      oninput: (e) => this.seek(Number(e.target.value)).catch(() => {}),
-      onpointerdown: () => (this._dragging = true),
-      onpointerup: () => (this._dragging = false),
-    });
-    ui.timeOut = el("output", { class: "cs-num" });
-    const bar = el(
-      "div",
-      { class: "cs-controls" },
-      ui.play,
-      stepBtn,
-      resetBtn,
-      el("label", { class: "cs-speed" }, el("span", { text: "Speed" }), ui.speed, ui.speedOut),
-      el("label", { class: "cs-time" }, el("span", { text: "Time" }), ui.time, ui.timeOut),
+    this.ui = buildUI(this);
+    this.charts = new this._Charts(
+      this.ui.chartHost,
+      this.meta.charts || [],
+      this.panelNames,
+      this.panelNames.map((n) => this.colorOf(n)),
+      {
+        columns: this.meta.series || this.meta.charts || [],
+        windows: this.meta.windows || {},
+        units: this.meta.metrics || {},
+        duration: this.meta.duration,
+      },
     );
-    ui.banner = el("p", { class: "cs-banner", role: "alert", hidden: true });
-    const extras = el("div", { class: "cs-extras" });
-    if (full) {
-      for (const c of m.controls || []) extras.append(this._controlUI(c));
-      m.actions?.forEach((a, i) =>
-        extras.append(el("button", { type: "button", class: "cs-btn cs-break", text: `⚡ ${a.label}`, "aria-label": `Break it: ${a.label}`, onclick: () => this.inject(i).catch(() => {}) })),
-      );
-    }
-    const watch = m.watch_for && this.getAttribute("caption") !== "false" ? el("p", { class: "cs-watch" }, el("strong", { text: "Watch for: " }), m.watch_for) : "";
-    const grid = el("div", { class: "cs-panels" });
-    this.keyMetrics = new Set(m.key_metrics || []);
-    const dark = this.dark ?? matchMedia("(prefers-color-scheme: dark)").matches; // `dark`: a subclass's theme override
-    this.colors = dark ? DARK : LIGHT;
-    for (const [k, name] of this.panelNames.entries()) {
-      const spec = m.panels.find((p) => p.name === name);
-      const canvas = el("canvas", { role: "img", "aria-label": `${name}: state of the ${spec.policy} policy` });
-      const metrics = el("dl", { class: "cs-metrics" });
-      const moreList = el("dl", { class: "cs-metrics" });
-      const more = el("details", { class: "cs-more", hidden: true }, el("summary", { text: "more metrics" }), moreList);
-      const error = el("p", { class: "cs-panel-error", role: "alert", hidden: true });
-      const fig = el(
-        "figure",
-        { class: "cs-panel", "data-panel": name, style: `--cs-panel-color:${this.colors[k % this.colors.length]}` },
-        el("figcaption", {}, el("span", { class: "cs-swatch" }), el("b", { text: name }), spec.policy !== name ? el("small", { text: spec.policy }) : ""),
-        el("div", { class: "cs-canvas" }, canvas),
-        error,
-        metrics,
-        more,
-      );
-      grid.append(fig);
-      ui.panels[name] = { canvas, metrics, more, moreList, error, cells: {}, w: 0, h: 0 };
-    }
-    const chartHost = el("div", { class: "cs-charts" });
-    const wrap = el("div", { class: "cs", tabindex: "0", onkeydown: (e) => this.handleKey(e) }, ui.banner, watch, bar, extras, grid, chartHost);
-    this.root.append(wrap);
-    this.charts = new this._Charts(chartHost, m.charts || [], this.panelNames, this.colors);
     this._ro = new ResizeObserver(() => this._scheduleRender(true));
-    for (const p of Object.values(ui.panels)) this._ro.observe(p.canvas.parentElement);
+    for (const p of Object.values(this.ui.panels)) this._ro.observe(p.canvas.parentElement);
   }
 
-  _controlUI(c) {
-    const [section, key] = c.target.split(".");
-    const cur = this.overrides[c.target] ?? this.meta.control_values?.[c.target] ?? c.min;
-    const out = el("output", { class: "cs-num", text: fmt(cur) });
-    const input = el("input", {
-      type: "range",
-      min: String(c.min),
-      max: String(c.max),
-      step: String(c.step ?? (c.max - c.min) / 100),
-      value: String(cur),
-      "aria-label": c.label,
-      "data-target": c.target,
-      oninput: (e) => (out.textContent = fmt(Number(e.target.value))),
-      onchange: (e) => {
-        // JSON keeps 40 an integer and 2.5 a float, which is what the preset's params check
-        this.restart({ ...this.overrides, [c.target]: Number(e.target.value) }).catch(() => {});
-      },
-    });
-    return el("label", { class: "cs-param", title: `${section}.${key}` }, el("span", { text: c.label }), input, out);
+  /** Rebuild the DOM (a new choice of panels); the speed and the status line stay. */
+  _rebuildUI() {
+    this._ro?.disconnect();
+    this.charts?.destroy();
+    this.ui.wrap.remove();
+    for (const link of this.root.querySelectorAll?.(":scope > link[rel=stylesheet]") || []) link.remove();
+    this._buildUI();
+    this.setSpeed(this.speed);
+    this._syncState();
   }
 
   handleKey(e) {
@@ -528,31 +501,13 @@ export class ContentionSim extends HTMLElement {
       e.preventDefault();
       const d = (e.shiftKey ? 5 : 1) * (e.key === "ArrowRight" ? 1 : -1);
       this.seek(this.t + d).catch(() => {});
-    } else if (e.key === "." || e.key === "ArrowUp" || e.key === "ArrowDown") {
-      if (e.key === ".") {
-        e.preventDefault();
-        this.step().catch(() => {});
-      } else {
-        e.preventDefault();
-        this.setSpeed(this.speed * (e.key === "ArrowUp" ? 1.25 : 0.8));
-      }
+    } else if (e.key === ".") {
+      e.preventDefault();
+      this.step().catch(() => {});
+    } else if (e.key === "ArrowUp" || e.key === "ArrowDown") {
+      e.preventDefault();
+      this.setSpeed(this.speed * (e.key === "ArrowUp" ? 1.25 : 0.8));
     }
-  }
-
-  _theme() {
-    const cs = getComputedStyle(this.ui.banner.parentElement);
-    const v = (n, d) => cs.getPropertyValue(n).trim() || d;
-    return {
-      fg: v("--cs-fg", "#111"),
-      muted: v("--cs-muted", "#666"),
-      accent: v("--cs-accent", "#2563eb"),
-      good: v("--cs-good", "#059669"),
-      bad: v("--cs-bad", "#dc2626"),
-      track: v("--cs-track", "rgba(128,128,128,.18)"),
-      onAccent: v("--cs-on-accent", "#fff"),
-      font: v("--cs-font", "system-ui, sans-serif"),
-      palette: this.colors,
-    };
   }
 
   _scheduleRender(resized = false) {
@@ -570,44 +525,12 @@ export class ContentionSim extends HTMLElement {
 
   _render() {
     const f = this.frame;
-    const ui = this.ui;
-    if (!f || !ui) return;
+    if (!f || !this.ui) return;
     this.firstFrameAt ??= performance.now(); // ms since navigation: the benchmark's first paint
-    if (!this._themeCache || this._resized) this._themeCache = this._theme();
-    const theme = this._themeCache;
-    const dpr = window.devicePixelRatio || 1;
-    for (const name of this.panelNames) {
-      const p = ui.panels[name];
-      const data = f.panels[name];
-      if (!data) continue;
-      if (this._resized || !p.w) {
-        const box = p.canvas.parentElement.getBoundingClientRect();
-        p.w = Math.max(100, Math.floor(box.width));
-        p.h = Math.max(80, Math.floor(box.height));
-        p.canvas.width = p.w * dpr;
-        p.canvas.height = p.h * dpr;
-        p.canvas.style.width = `${p.w}px`;
-        p.canvas.style.height = `${p.h}px`;
-      }
-      const ctx = p.canvas.getContext("2d");
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-      drawView(ctx, data.view, { w: p.w, h: p.h }, theme);
-      for (const [k, v] of Object.entries(data.metrics)) {
-        let cell = p.cells[k];
-        if (!cell) {
-          cell = p.cells[k] = el("dd");
-          const key = !this.keyMetrics.size || this.keyMetrics.has(k);
-          (key ? p.metrics : p.moreList).append(el("div", {}, el("dt", { text: k.replaceAll("_", " "), title: k }), cell));
-          if (!key) p.more.hidden = false;
-        }
-        const text = formatMetric(k, v);
-        if (cell.textContent !== text) cell.textContent = text;
-      }
-    }
+    if (!this._themeCache || this._resized) this._themeCache = readTheme(this);
+    renderFrame(this, f, { ...this._themeCache, scales: this.sharedScales() }, this._resized);
     this._resized = false;
     this.charts.flush();
-    if (!this._dragging) ui.time.value = String(f.t);
-    ui.timeOut.textContent = `${f.t.toFixed(1)} / ${fmt(this.meta.duration)} s`;
   }
 }
 

@@ -53,7 +53,11 @@ self.onmessage = (e) => {
     } catch (err) {
       const text = String(err && err.message ? err.message : err);
       // a Python-level error comes back as {ok: false}; reaching here means Pyodide itself broke
-      reply = { ok: false, error: text.split("\n").slice(-3).join(" "), fatal: /fatal|memory access out of bounds|unreachable/i.test(text) };
+      reply = {
+        ok: false,
+        error: text.split("\n").slice(-3).join(" "),
+        fatal: /fatal|memory access out of bounds|unreachable/i.test(text),
+      };
     }
     reply.id = id;
     reply.ms = performance.now() - s;

@@ -21,7 +21,7 @@ registerRenderer("heap", (ctx, v, box, theme) => {
       const r = Math.floor(s / per);
       const rowEnd = Math.min(end, (r + 1) * per);
       const x = PAD + ((s - r * per) / per) * width;
-      ctx.fillStyle = theme.palette[Math.abs(Number(id) || 0) % theme.palette.length];
+      ctx.fillStyle = theme.keys[Math.abs(Number(id) || 0) % theme.keys.length];
       ctx.fillRect(x, 18 + r * rowH, Math.max(1, ((rowEnd - s) / per) * width - 0.5), rowH - 3);
       s = rowEnd;
     }

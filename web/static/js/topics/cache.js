@@ -3,11 +3,21 @@
 import { registerRenderer, fmt } from "../render.js";
 import { PAD, text } from "../draw.js";
 
-// cache: each list as a row of cells (ghost lists faded), with its size
+// cache: each list as a row of cells (ghost lists faded), with its size. When the workload has a
+// hot set (hot_n keys numbered from 0, as scan_mix), hot keys are one colour and the rest another,
+// so a scan flushing the hot set is visible; otherwise each key gets a stable colour.
 registerRenderer("cache", (ctx, v, box, theme) => {
   const lists = v.lists || [];
   text(ctx, `${fmt(v.resident ?? 0)} / ${fmt(v.capacity ?? 0)} resident`, PAD, 9, theme.muted);
   if (v.p !== undefined) text(ctx, `p = ${fmt(v.p)}`, box.w - PAD, 9, theme.muted, "right");
+  const hotN = theme.workload?.hot_n;
+  const colour = hotN
+    ? (key) => (Number(key) < hotN ? theme.accent : theme.bad)
+    : (key, k) => theme.keys[Math.abs(Number(key) || k) % theme.keys.length];
+  if (hotN) {
+    text(ctx, "■ hot", box.w - PAD - (v.p !== undefined ? 70 : 0) - 40, 9, theme.accent, "right");
+    text(ctx, "■ other", box.w - PAD - (v.p !== undefined ? 70 : 0), 9, theme.bad, "right");
+  }
   const rowH = Math.max(18, Math.min(34, (box.h - 20) / Math.max(1, lists.length)));
   lists.forEach((l, i) => {
     const y = 20 + i * rowH;
@@ -18,7 +28,7 @@ registerRenderer("cache", (ctx, v, box, theme) => {
     const w = (box.w - 2 * PAD) / Math.max(n, 24);
     ctx.globalAlpha = l.ghost ? 0.35 : 1;
     items.forEach((key, k) => {
-      ctx.fillStyle = theme.palette[Math.abs(Number(key) || k) % theme.palette.length];
+      ctx.fillStyle = colour(key, k);
       ctx.fillRect(PAD + k * w, y + 11, Math.max(1, w - 0.5), rowH - 15);
     });
     ctx.globalAlpha = 1;

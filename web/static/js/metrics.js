@@ -1,0 +1,109 @@
+// What a metric is, for people: its title, its unit and how to write its values (panels, chart
+// axes, tooltips). A topic describes its metrics (the meta's `metrics`: {name: {unit, format}},
+// from the topic's topic.toml); a metric it does not describe is read from its name (DESIGN.md's
+// conventions: ratios in [0, 1] shown as percentages, times in seconds, shown in ms below 1 s).
+import { fmt } from "./render.js";
+
+const RATIO = /(rate|ratio|frag|utilization|fraction|_frac|_share)$/;
+const TIME = /(latency|ttft|tpot|e2e|itl|_wait$|_wait_|_s$|wait$|_time$|pause)/;
+const BYTES = /(_bytes$|^peak_used$|^heap$|bytes_)/;
+const TOKS = /tok_s$/;
+const NOT_TIME = /(_per_s$|tok_s$|^requests_s$)/;
+const RECENT = "_window";
+const SHOWN_UNIT = { ratio: "%", time: "s", bytes: "B", rate: "tok/s", count: "" };
+
+function kindOf(base, d) {
+  if (d) {
+    if (d.format === "percent" || d.unit === "ratio") return "ratio";
+    if (d.format === "seconds" || d.unit === "s") return "time";
+    if (d.format === "bytes" || d.unit === "bytes") return "bytes";
+    if (d.unit === "tok/s") return "rate";
+    return "count";
+  }
+  if (RATIO.test(base)) return "ratio";
+  if (TOKS.test(base)) return "rate";
+  if (TIME.test(base) && !NOT_TIME.test(base)) return "time";
+  if (BYTES.test(base)) return "bytes";
+  return "count";
+}
+
+/**
+ * {title, unit, kind: "ratio" | "time" | "bytes" | "rate" | "count", recent} for a metric name;
+ * `described`: the meta's `metrics`. METRIC_window is METRIC over the recent window.
+ */
+export function metricInfo(name, described = {}) {
+  const base = name.endsWith(RECENT) ? name.slice(0, -RECENT.length) : name;
+  const recent = base !== name;
+  const d = described?.[base];
+  const kind = kindOf(base, d);
+  const own = d && !["count", "ratio", "s", "bytes", "tok/s"].includes(d.unit) ? d.unit : null; // tokens, ×
+  const unit = own || SHOWN_UNIT[kind];
+  const words = base.replaceAll("_", " ");
+  return { title: recent ? `${words}, recent` : words, unit, kind, recent };
+}
+
+/** "hit ratio (%)", "ttft p90 (s)": an axis title. */
+export function axisTitle(name, units) {
+  const { title, unit } = metricInfo(name, units);
+  return unit ? `${title} (${unit})` : title;
+}
+
+/** A metric value as the panels show it. */
+export function formatMetric(name, v, units) {
+  if (typeof v !== "number") return String(v ?? "–");
+  const { kind } = metricInfo(name, units);
+  if (kind === "ratio" && v >= 0 && v <= 1) return `${(v * 100).toFixed(1)}%`;
+  if (kind === "time" && v === 0) return "0";
+  if (kind === "time") return v < 1 ? `${(v * 1000).toFixed(v < 0.01 ? 2 : 0)} ms` : `${v.toFixed(2)} s`;
+  return fmt(v);
+}
+
+/** Compact tick labels that fit a narrow axis: 0.5, 12, 1.5k, 100k, 2.5M; ratios as 45%. */
+export function formatTick(v, kind, step = 0) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "";
+  if (kind === "ratio") {
+    const pct = v * 100;
+    const digits = step && step * 100 < 1 ? Math.min(2, Math.ceil(-Math.log10(step * 100))) : 0;
+    return `${pct.toFixed(digits)}%`;
+  }
+  const a = Math.abs(v);
+  const trim = (x, d) => String(Number(x.toFixed(d)));
+  if (a >= 1e9) return `${trim(v / 1e9, 1)}G`;
+  if (a >= 1e6) return `${trim(v / 1e6, 1)}M`;
+  if (a >= 1e4) return `${trim(v / 1e3, 1)}k`;
+  if (a >= 1000) return `${trim(v / 1e3, 2)}k`;
+  if (a === 0) return "0";
+  const d = step > 0 ? Math.max(0, Math.min(6, Math.ceil(-Math.log10(step) - 1e-9))) : 3;
+  return trim(v, d);
+}
+
+/** Nice ticks: at least `min` (3) values from lo to hi, a step of 1, 2 or 5 x 10^k. */
+export function niceTicks(lo, hi, target = 4, min = 3) {
+  if (!(hi > lo)) hi = lo + (lo === 0 ? 1 : Math.abs(lo) * 0.1);
+  for (let want = target; want <= target * 4; want++) {
+    const raw = (hi - lo) / want;
+    const mag = 10 ** Math.floor(Math.log10(raw));
+    const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw - 1e-12);
+    const first = Math.ceil(lo / step - 1e-9) * step;
+    const ticks = [];
+    for (let v = first; v <= hi + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
+    if (ticks.length >= min) return { ticks, step };
+  }
+  return { ticks: [lo, (lo + hi) / 2, hi], step: (hi - lo) / 2 };
+}
+
+/** A y range that shows [lo, hi] with nice ends (ratios within [0, 1]); never empty. */
+export function niceRange(lo, hi, kind) {
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [0, 1];
+  if (lo > 0 && lo < (hi - lo) * 1.5) lo = 0; // near zero: start at zero
+  if (hi === lo) {
+    const pad = hi === 0 ? 1 : Math.abs(hi) * 0.2;
+    [lo, hi] = [lo >= 0 ? Math.max(0, lo - pad) : lo - pad, hi + pad];
+  }
+  const { step } = niceTicks(lo, hi);
+  let a = Math.floor(lo / step + 1e-9) * step;
+  let b = Math.ceil(hi / step - 1e-9) * step;
+  if (kind === "ratio") [a, b] = [Math.max(0, a), Math.min(1, b)];
+  if (b <= a) b = a + step;
+  return [a, b];
+}
