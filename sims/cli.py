@@ -211,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("trace", help="run one policy over your own trace file")
     tsub = s.add_subparsers(dest="topic", metavar="TOPIC", parser_class=_Parser)
     tsub.required = True
-    for topic_name in ("paging", "cache", "alloc", "ratelimit"):
+    for topic_name in ("paging", "cache", "alloc", "ratelimit", "queues"):
         try:
             topic = registry.load_topic(topic_name)
         except ValueError:

@@ -16,7 +16,7 @@ _POLICIES: dict[str, dict[str, Any]] = {}
 _TOPICS: dict[str, Topic] = {}
 _WORKLOADS: dict[str, Workload] = {}
 
-TOPIC_NAMES = ("alloc", "paging", "cache", "ratelimit", "balance", "hashing", "engine", "cluster")
+TOPIC_NAMES = ("alloc", "paging", "cache", "ratelimit", "balance", "hashing", "engine", "cluster", "queues")
 
 
 @dataclass(frozen=True)
