@@ -9,6 +9,7 @@ from sims.core.metrics import percentile
 from sims.core.panel import PanelContext
 from sims.core.registry import get_policy, load_topic, resolve_params
 from sims.core.trace import TraceArg, TraceError, TraceSpec, lines
+from sims.queues.panel import QueuePanel
 
 
 def _finite(text: str) -> float | None:
@@ -44,34 +45,38 @@ def read(path: Path) -> list[dict]:
     return events
 
 
+class _Recorder(QueuePanel):
+    """A queue panel that notes each request's wait by its index. It runs the plain loop, whose
+    steps are methods, so the overrides see every start and every drop."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        n = len(self.ctx.events)
+        self.trace_waits = [0.0] * n
+        self.trace_dropped: list[int] = []
+        self.feed = self.feed_plain
+
+    def _start(self, g, job, t: float) -> None:
+        if job.start < 0:
+            self.trace_waits[job.id] = t - job.arrival
+        super()._start(g, job, t)
+
+    def _drop(self, job, t: float) -> None:
+        if job.start < 0:
+            self.trace_waits[job.id] = t - job.arrival
+        self.trace_dropped.append(job.id)
+        super()._drop(job, t)
+
+
 def replay(policy: str, servers: int, events: list[dict]) -> dict:
     """Run ``events`` through ``policy`` with ``servers`` servers until the system is empty."""
-    from sims.queues import make_panel
-
     cls = get_policy("queues", policy)
     if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
         raise ValueError(f"--servers must be a positive integer, got {servers!r}")
     specs = dict(load_topic("queues").panel_params) | dict(cls.PARAMS)
     params = resolve_params(specs, {"servers": servers}, "trace")
-    panel = make_panel(policy, policy, params, PanelContext(0, 0.0, events, policy))
-    waits = [0.0] * len(events)
-    dropped = []
-    start, drop = panel._start, panel._drop
-
-    def on_start(g, job, t):
-        if job.start < 0:
-            waits[job.id] = t - job.arrival
-        start(g, job, t)
-
-    def on_drop(job, t):
-        if job.start < 0:
-            waits[job.id] = t - job.arrival
-        dropped.append(job.id)
-        drop(job, t)
-
-    panel._start, panel._drop = on_start, on_drop
-    for g in panel.groups:
-        g.disc.drop = on_drop
+    own = {k: params[k] for k in cls.PARAMS}
+    panel = _Recorder(policy, params, PanelContext(0, 0.0, events, policy), lambda: cls(**own))
     end = events[-1]["t"] if events else 0.0
     panel.feed(events, 0, len(events), end)
     while (nt := panel.next_time()) is not None:
@@ -81,10 +86,10 @@ def replay(policy: str, servers: int, events: list[dict]) -> dict:
     return {
         "policy": policy,
         "servers": servers,
-        "waits": waits,
+        "waits": panel.trace_waits,
         "sojourn_p50": percentile(sojourns, 0.5, is_sorted=True),
         "sojourn_p99": percentile(sojourns, 0.99, is_sorted=True),
-        "dropped": sorted(dropped),
+        "dropped": sorted(panel.trace_dropped),
     }
 
 
