@@ -14,7 +14,6 @@ import io
 import json
 import shutil
 import sys
-import tomllib
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -71,40 +70,25 @@ def pack_python(dest: Path | None = None) -> bytes:
 
 # -- content --------------------------------------------------------------------------------------
 def load_content() -> dict[str, Any]:
-    """templates/content.toml: the translation table and each topic's text, tables and quizzes."""
-    return tomllib.loads((ROOT / "templates" / "content.toml").read_text(encoding="utf-8"))
+    """The site's text, gathered from the topics: each topic's page (its ``topic.toml`` [page]) and
+    the home page's translation table (each topic's ``[[page.translation]]`` rows, in topic order)."""
+    from sims.core import registry
 
-
-def _control_value(preset, target: str) -> Any:
-    section, _, key = target.partition(".")
-    if section == "workload":
-        return preset.workload.get(key)
-    if section == "defaults":
-        return preset.raw.get("defaults", {}).get(key, preset.panels[0].params.get(key))
-    return None
+    topics: dict[str, Any] = {}
+    translation: list[dict[str, Any]] = []
+    for name in registry.topic_names():
+        page = dict(registry.topic_info(name).page)
+        translation += [{**row, "topic": name} for row in page.pop("translation", [])]
+        if page:
+            topics[name] = page
+    return {"topics": topics, "translation": translation}
 
 
 def preset_meta(preset, poster: list[str]) -> dict[str, Any]:
-    """What a page needs to run a preset: its description, panels, controls, charts and poster."""
-    bridge = _bridge()
-    session = bridge.Session(preset.name)
-    return {
-        "name": preset.name,
-        "topic": preset.topic,
-        "title": preset.title,
-        "watch_for": preset.watch_for,
-        "description": preset.description,
-        "seed": preset.seed,
-        "duration": preset.duration,
-        "speed": bridge.default_speed(preset),
-        "panels": [{"name": s.name, "policy": s.policy} for s in preset.panels],
-        "controls": [dict(c) for c in preset.controls],
-        "control_values": {c["target"]: _control_value(preset, c["target"]) for c in preset.controls},
-        "actions": [{"label": a["label"], "kind": a["event"]["kind"]} for a in preset.actions],
-        "charts": session.charts,
-        "key_metrics": sorted(set(bridge.key_metrics(preset)) | set(session.charts)),
-        "poster": [json.loads(f) for f in poster],
-    }
+    """What a page needs to run a preset: ``api.describe`` plus the precomputed poster frames."""
+    from sims.core import api
+
+    return {**api.describe(preset), "poster": [json.loads(f) for f in poster]}
 
 
 def quiz_answers(quiz: dict, preset) -> dict[str, Any] | None:
@@ -167,8 +151,8 @@ def _env(templates: Path):
 
 def build(out: Path, progress: Progress | None = None) -> Path:
     """Build the site into ``out``; ``progress(label, fraction)`` is called as work completes."""
+    from sims.core import api, registry
     from sims.core import presets as presets_mod
-    from sims.core import registry
 
     bridge = _bridge()
     report = progress or (lambda label, frac: None)
@@ -184,36 +168,22 @@ def build(out: Path, progress: Progress | None = None) -> Path:
 
     content = load_content()
     all_presets = presets_mod.all_presets()
-    by_topic: dict[str, list] = {t: [] for t in registry.TOPIC_NAMES}
+    topic_order = registry.topic_names()
+    by_topic: dict[str, list] = {t: [] for t in topic_order}
     for p in all_presets:
         by_topic.setdefault(p.topic, []).append(p)
     api_client = (ROOT / "web" / "static" / "js" / "api-client.js").exists()
     env = _env(ROOT / "templates")
-    common = {"topics": content["topics"], "topic_order": list(registry.TOPIC_NAMES), "by_topic": by_topic}
+    common = {"topics": content["topics"], "topic_order": topic_order, "by_topic": by_topic}
 
     n = max(1, len(all_presets))
     metas = {}
     for i, p in enumerate(all_presets):
         report(f"precomputing {p.name}", 0.05 + 0.75 * i / n)
         try:
-            poster = bridge.poster(p.name, POSTER_SECONDS, POSTER_BYTES)
-            meta = preset_meta(p, poster)
+            meta = preset_meta(p, bridge.poster(p.name, POSTER_SECONDS, POSTER_BYTES))
         except Exception as exc:  # a broken preset gets a page that says so; the rest still build
-            meta = {
-                "name": p.name,
-                "topic": p.topic,
-                "title": p.title,
-                "watch_for": p.watch_for,
-                "description": p.description,
-                "seed": p.seed,
-                "duration": p.duration,
-                "panels": [{"name": s.name, "policy": s.policy} for s in p.panels],
-                "controls": [],
-                "actions": [],
-                "charts": [],
-                "poster": [],
-                "build_error": f"{type(exc).__name__}: {exc}",
-            }
+            meta = {**api.describe(p, summary=True), "poster": [], "build_error": f"{type(exc).__name__}: {exc}"}
         metas[p.name] = meta
         (out / "static" / "presets").mkdir(parents=True, exist_ok=True)
         (out / "static" / "presets" / f"{p.name}.json").write_text(json.dumps(meta, separators=(",", ":")))
@@ -222,7 +192,7 @@ def build(out: Path, progress: Progress | None = None) -> Path:
 
     report("writing topic pages", 0.8)
     names = {p.name: p for p in all_presets}
-    for k, topic in enumerate(registry.TOPIC_NAMES):
+    for k, topic in enumerate(topic_order):
         text = content["topics"].get(topic)
         if text is None:
             continue
@@ -235,7 +205,7 @@ def build(out: Path, progress: Progress | None = None) -> Path:
                     ans = None
                 if ans:
                     quizzes.append(ans)
-        report(f"topic {topic}", 0.8 + 0.18 * k / len(registry.TOPIC_NAMES))
+        report(f"topic {topic}", 0.8 + 0.18 * k / len(topic_order))
         try:
             implemented = sorted(registry.policies(topic))
         except ValueError:
@@ -250,6 +220,11 @@ def build(out: Path, progress: Progress | None = None) -> Path:
             **common,
         )
         _write(out / "topics" / topic / "index.html", page)
+        for extra in registry.topic_info(topic).pages:  # the topic's own extra pages
+            page = env.get_template("page.html").render(
+                root="../../../", topic=topic, text=text, page=extra, presets=by_topic.get(topic, []), **common
+            )
+            _write(out / "topics" / topic / extra["slug"] / "index.html", page)
 
     _write(
         out / "index.html",

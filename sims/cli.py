@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from sims.core import presets, registry
+from sims.core import api, presets, registry
 from sims.core.presets import PresetError
 from sims.core.scenario import Scenario
 from sims.core.stream import TraceError
@@ -89,21 +89,7 @@ def table(result: dict) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     items = presets.all_presets()
     if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "name": p.name,
-                        "topic": p.topic,
-                        "title": p.title,
-                        "duration": p.duration,
-                        "panels": p.panel_names(),
-                    }
-                    for p in items
-                ],
-                indent=2,
-            )
-        )
+        print(json.dumps([api.describe(p, summary=True) for p in items], indent=2))
         return 0
     width = max((len(p.name) for p in items), default=4)
     for p in items:
@@ -124,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.trace_out:
         from sims.core import stream
 
-        stream.write(sc.events[: sc._end], args.trace_out)
+        stream.write(sc.run_events(), args.trace_out)
     if args.json:
         print(json.dumps(result))
     else:
@@ -211,11 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("trace", help="run one policy over your own trace file")
     tsub = s.add_subparsers(dest="topic", metavar="TOPIC", parser_class=_Parser)
     tsub.required = True
-    for topic_name in ("paging", "cache", "alloc", "ratelimit", "queues"):
-        try:
-            topic = registry.load_topic(topic_name)
-        except ValueError:
-            continue
+    for topic_name in registry.topic_names():  # every topic that declares a trace replay
+        topic = registry.load_topic(topic_name)
         if topic.trace is None:
             continue
         t = tsub.add_parser(topic_name, help=topic.trace.help)

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("anywidget")
 
-from sims.core import api  # noqa: E402
+from sims.core import api, registry  # noqa: E402
 from web.notebook import Sim, element_modules  # noqa: E402
 
 
@@ -61,7 +61,8 @@ def test_front_end_requests_run_in_the_kernel():
 def test_element_modules_link_only_among_themselves():
     mods = element_modules()
     names = [rel for rel, _ in mods]
-    assert names[-1] == "js/embed.js" and "js/sim-element.js" in names
+    assert "js/embed.js" in names and "js/sim-element.js" in names
+    assert {f"js/topics/{t}.js" for t in registry.topic_names()} <= set(names)  # loaded by name
     seen = set()
     for rel, src in mods:
         assert "import.meta.url" not in src

@@ -11,79 +11,13 @@ from __future__ import annotations
 import json
 import math
 import time
-from bisect import bisect_right
 from typing import Any
 
-from sims.core import presets
+from sims.core import api, presets
 from sims.core.scenario import Scenario
 
-# Metrics drawn as time-series charts when a preset's [site] table names none (first ones found win).
-CHART_METRICS: dict[str, tuple[str, ...]] = {
-    "alloc": ("utilization", "external_frag", "fail_rate"),
-    "paging": ("fault_rate", "faults"),
-    "cache": ("hit_ratio", "backend_writes"),
-    "ratelimit": ("max_in_any_window", "reject_rate", "tokens_used", "false_rejects"),
-    "balance": ("p99_latency", "max_queue", "imbalance"),
-    "hashing": ("max_load_ratio", "remapped_fraction"),
-    "engine": ("ttft_p90", "throughput_tok_s", "kv_utilization", "avg_batch_size"),
-    "cluster": ("ttft_p90", "throughput_tok_s", "prefix_hit_rate", "kv_utilization"),
-}
-# The metrics a panel shows up front (DESIGN.md's names per topic); the rest fold under "more".
-KEY_METRICS: dict[str, tuple[str, ...]] = {
-    "alloc": ("requests", "failed", "fail_rate", "utilization", "external_frag", "internal_frag", "peak_used"),
-    "paging": ("refs", "faults", "hits", "fault_rate"),
-    "cache": ("requests", "hits", "misses", "hit_ratio", "backend_writes", "dirty_at_risk"),
-    "ratelimit": (
-        "requests",
-        "accepted",
-        "rejected",
-        "reject_rate",
-        "max_in_any_window",
-        "tokens_admitted",
-        "tokens_used",
-        "false_rejects",
-        "overshoot",
-    ),
-    "balance": ("requests", "p50_latency", "p99_latency", "max_queue", "imbalance"),
-    "hashing": ("remapped_fraction", "max_load_ratio", "nodes", "keys"),
-    "engine": (
-        "completed",
-        "ttft_p50",
-        "ttft_p90",
-        "ttft_p99",
-        "tpot_p50",
-        "tpot_p99",
-        "e2e_p50",
-        "e2e_p90",
-        "throughput_tok_s",
-        "avg_batch_size",
-        "kv_utilization",
-        "preemptions",
-        "prefix_hit_rate",
-    ),
-}
-KEY_METRICS["cluster"] = KEY_METRICS["engine"]
-MAX_CHARTS = 3
 CHECKPOINTS = (3, 20)  # per run, fewer when a checkpoint (a deep copy of the panels) is costly
 CHECKPOINT_BUDGET_S = 0.4  # wall seconds of copying per run we accept for cheap seeks back
-
-
-def chart_metrics(preset: presets.Preset, metrics: dict[str, dict[str, float]]) -> list[str]:
-    """The preset's ``site.charts``, else the topic's defaults that its panels report, else the
-    first metrics of the first panel; at most MAX_CHARTS, in that order."""
-    have: list[str] = []
-    for m in metrics.values():
-        have += [k for k in m if k not in have]
-    wanted = preset.site.get("charts") or CHART_METRICS.get(preset.topic, ())
-    chosen = [m for m in wanted if m in have]
-    if not chosen:
-        chosen = [m for m in have if m not in ("requests",)] or have
-    return chosen[:MAX_CHARTS]
-
-
-def key_metrics(preset: presets.Preset) -> list[str]:
-    """The preset's ``site.metrics``, else the topic's DESIGN.md names, plus the charted ones."""
-    return list(preset.site.get("metrics") or KEY_METRICS.get(preset.topic, ()))
 
 
 def _finite(obj: Any) -> Any:
@@ -126,18 +60,15 @@ class Session:
         self.sc = Scenario(chosen, self.seed, sample_dt=sample_dt)
         # checkpoint timing only changes how the stream is chunked, never the results
         start = time.perf_counter()
-        self.sc.checkpoint_every = base.duration / CHECKPOINTS[1]
-        self.sc._checkpoint()
+        self.sc.checkpoint()
         cost = time.perf_counter() - start
         lo, hi = CHECKPOINTS
-        count = max(lo, min(hi, int(CHECKPOINT_BUDGET_S / max(cost, 1e-6))))
-        self.sc.checkpoint_every = base.duration / count
-        self.sc._next_cp = self.sc.checkpoint_every
+        self.sc.tune_checkpoints(base.duration / max(lo, min(hi, int(CHECKPOINT_BUDGET_S / max(cost, 1e-6)))))
         self.injected: list[list] = []
         for index, t in actions or []:
-            self._insert(self._action_event(index, t))
+            self.sc.insert(self._action_event(index, t))
             self.injected.append([index, t])
-        self.charts = chart_metrics(base, self.sc.metrics())
+        self.charts = api.chart_metrics(base, self.sc.metrics())
         self.sent = 0  # series rows the client already holds
 
     # -- "break it" ------------------------------------------------------------------------
@@ -150,26 +81,10 @@ class Session:
             raise ValueError(f"action time {t!r} is outside [0, {self.sc.duration:g}]")
         return dict(acts[index]["event"], t=t)
 
-    def _insert(self, ev: dict) -> None:
-        """Put ``ev`` into the stream after every event at or before its time (as scheduled events
-        go after workload events at the same instant). The list is shared with the panels'
-        contexts, so oracles see it too."""
-        sc = self.sc
-        k = bisect_right(sc._times, ev["t"])
-        sc.events.insert(k, ev)
-        sc._times.insert(k, ev["t"])
-        if k <= sc._end:
-            sc._end += 1
-        if k < sc._i:  # an event in the past of the current state: replay from a checkpoint
-            target = sc.t
-            sc._checkpoints = [cp for cp in sc._checkpoints if cp[1] <= k]
-            sc.seek(0.0 if not sc._checkpoints else sc._checkpoints[-1][0])
-            sc.seek(target)
-
     def inject(self, index: int) -> None:
         """Inject action ``index`` into the running stream at the current virtual time."""
         t = self.sc.t
-        self._insert(self._action_event(index, t))
+        self.sc.insert(self._action_event(index, t))
         self.injected.append([index, t])
 
     # -- frames ------------------------------------------------------------------------------
@@ -193,16 +108,15 @@ class Session:
         return {"t": sc.t, "panels": panels, "series": {"from": keep, "rows": rows}}
 
     def info(self) -> dict:
-        p = self.base
+        """The preset's meta (``api.describe``) as this session runs it: its seed, its panels,
+        its charts, and ``injected``, the actions injected so far."""
+        meta = api.describe(self.sc.preset, metrics=self.sc.metrics())
         return {
-            "preset": p.name,
-            "topic": p.topic,
+            **meta,
             "seed": self.seed,
             "duration": self.sc.duration,
-            "panels": [{"name": s.name, "policy": s.policy} for s in self.sc.preset.panels],
             "charts": self.charts,
-            "key_metrics": key_metrics(self.base),
-            "actions": self.injected,
+            "injected": self.injected,
         }
 
 
@@ -285,20 +199,12 @@ def call(op: str, args_json: str) -> str:
         return dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
 
 
-def default_speed(preset: presets.Preset) -> float:
-    """The preset's ``site.speed``, else one that plays the whole run in about 30 s (1x to 10x)."""
-    speed = preset.site.get("speed")
-    if isinstance(speed, (int, float)) and not isinstance(speed, bool) and speed > 0:
-        return float(speed)
-    return float(max(1, min(10, round(preset.duration / 30))))
-
-
 def poster(preset: str, real_seconds: float, budget_bytes: int, max_frames: int = 80) -> list[str]:
     """The first frames of ``preset`` at its seed as JSON texts (views alias live state, so each is
     serialised when taken): about ``real_seconds`` of play at the default speed, as many frames as
     ``budget_bytes`` allows (8 to ``max_frames``), evenly spaced; always the frame at t=0."""
     s = Session(preset)
-    speed = default_speed(s.base)
+    speed = api.default_speed(s.base)
     limit = min(real_seconds * speed, s.sc.duration)
     s.sc.advance(limit / max_frames)
     probe = len(dumps(s.frame()))

@@ -6,8 +6,8 @@ requests (``create``, ``advance``, ``seek``, ...) travel as widget messages to `
 here. From Python, ``advance``/``seek``/``step`` drive the widget's own session and publish ``t``
 and ``metrics`` (equal to ``contention run --duration t``); the element follows ``t``.
 
-The element's ES modules ship inside the widget (``_modules``: the embed's static import closure,
-dependencies first, with relative imports rewritten to ``contention:PATH`` for the front end to
+The element's ES modules ship inside the widget (``_modules``: the embed's static import closure
+and every topic's renderer, dependencies first, with relative imports rewritten to ``contention:PATH`` for the front end to
 link as blob URLs), so a notebook needs neither the site nor a network.
 """
 
@@ -25,6 +25,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - depends on the extra
         f"web.notebook needs the notebook extra: pip install 'contention[notebook]' ({exc.name})"
     ) from None
 
+from sims.core import api
 from sims.core import presets as presets_mod
 from web import bridge, embed_build
 
@@ -65,7 +66,10 @@ function kernelWorker(model) {
 
 async function render({ model, el }) {
   globalThis.contentionPresets = model.get("_preset_names");
-  globalThis.__contentionEmbed ||= import(link(model.get("_modules"))["js/embed.js"]);
+  if (!globalThis.__contentionEmbed) {
+    globalThis.contentionModuleUrls = link(model.get("_modules")); // render.js's loadTopic reads it
+    globalThis.__contentionEmbed = import(globalThis.contentionModuleUrls["js/embed.js"]);
+  }
   const { EmbedSim } = await globalThis.__contentionEmbed;
   EmbedSim.inlineCss ||= model.get("_css");
   const meta = model.get("meta");
@@ -100,8 +104,11 @@ def element_modules() -> list[list[str]]:
     """``[[path, source], ...]`` of the embed's modules, dependencies first, relative imports as
     ``contention:PATH`` and ``import.meta.url`` pinned to a placeholder base (nothing is fetched
     from it: the preset data and the styles come inline)."""
+    order = embed_build.module_closure()
+    for topic in sorted((embed_build.STATIC / "js" / "topics").glob("*.js")):  # loaded by name
+        order += [m for m in embed_build.module_closure(entry=f"js/topics/{topic.name}") if m not in order]
     out = []
-    for rel in embed_build.module_closure():
+    for rel in order:
         src = (embed_build.STATIC / rel).read_text(encoding="utf-8")
         base = rel.rsplit("/", 1)[0]
 
@@ -161,11 +168,11 @@ class Sim(anywidget.AnyWidget):
             preset=base.name,
             seed=session.seed,
             panels=names,
-            speed=float(speed) if speed else bridge.default_speed(base),
+            speed=float(speed) if speed else api.default_speed(base),
             theme=theme,
             height=int(height),
             duration=float(session.sc.duration),
-            meta=_meta(base, session),
+            meta={**api.describe(base, metrics=session.sc.metrics()), "poster": []},
             _modules=element_modules(),
             _css=(embed_build.STATIC / "css" / "sim.css").read_text(encoding="utf-8"),
             _preset_names=presets_mod.preset_names(),
@@ -220,23 +227,3 @@ class Sim(anywidget.AnyWidget):
         self.metrics = _metrics(snap)
         self.t = float(snap["t"])
         return self.metrics
-
-
-def _meta(base, session: bridge.Session) -> dict[str, Any]:
-    """What the element needs to draw the preset (the site's preset JSON without the poster)."""
-    return {
-        "name": base.name,
-        "topic": base.topic,
-        "title": base.title,
-        "watch_for": base.watch_for,
-        "description": base.description,
-        "seed": base.seed,
-        "duration": base.duration,
-        "speed": bridge.default_speed(base),
-        "panels": [{"name": s.name, "policy": s.policy} for s in base.panels],
-        "controls": [dict(c) for c in base.controls],
-        "actions": [{"label": a["label"], "kind": a["event"]["kind"]} for a in base.actions],
-        "charts": session.charts,
-        "key_metrics": sorted(set(bridge.key_metrics(base)) | set(session.charts)),
-        "poster": [],
-    }

@@ -8,7 +8,6 @@ Requests on a killed server go back through the balancer, keeping their arrival 
 
 from __future__ import annotations
 
-import copy
 from collections import deque
 from heapq import heappop, heappush
 
@@ -49,19 +48,6 @@ class BalancePanel(Panel):
         self.lat_total = 0.0  # summed in completion order: builtin sum() of floats differs by version
         self.requests = self.completed = self.rerouted = self.dropped = 0
         self.max_queue = 0
-
-    _LISTS = ("speed", "alive", "live", "active", "cur", "version", "busy", "routed", "seen", "_heap", "latencies")
-
-    def __deepcopy__(self, memo: dict) -> BalancePanel:
-        """A checkpoint: the lists hold only immutable items (numbers, tuples), so one-level
-        copies suffice and are far cheaper than a recursive deep copy of every latency."""
-        new = copy.copy(self)
-        for name in self._LISTS:
-            setattr(new, name, list(getattr(self, name)))
-        new.queue = [deque(q) for q in self.queue]
-        new.policy = copy.deepcopy(self.policy, memo)
-        new.pick = new.policy.pick
-        return new
 
     # -- routing ------------------------------------------------------------------------------
     def _route(self, t: float, arrival: float, size: float) -> None:

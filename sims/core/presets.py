@@ -114,8 +114,8 @@ def parse_preset(raw: dict, path: str) -> Preset:
     if stem != name:
         raise PresetError(f"{where}: field 'name' is {name!r} but must equal the file name {stem!r}")
     topic = _need(raw, "topic", str, where)
-    if topic not in registry.TOPIC_NAMES:
-        raise PresetError(f"{where}: field 'topic': expected one of {', '.join(registry.TOPIC_NAMES)}, got {topic!r}")
+    if topic not in registry.topic_names():
+        raise PresetError(f"{where}: field 'topic': expected one of {', '.join(registry.topic_names())}, got {topic!r}")
     title = _need(raw, "title", str, where)
     watch_for = _need(raw, "watch_for", str, where)
     seed = _need(raw, "seed", int, where)

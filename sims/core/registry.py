@@ -1,22 +1,31 @@
 """Registries: policies by (topic, name), topics, workload generators.
 
-An unknown name raises ``ValueError`` listing the valid ones (vLLM's ``create_request_queue``
-does the same). Topic packages and workload modules are imported lazily, on first use.
+A topic is a package ``sims/<name>/`` that describes itself: its ``topic.toml`` (order, view
+kinds, metrics with units and formats, default charts, key metrics, page content, extra pages and
+controls) is read without importing the package, and its ``__init__`` registers the code side
+(``register_topic``: panels, params, the trace command). Core discovers topics by that file; it
+lists none. An unknown name raises ``ValueError`` listing the valid ones (vLLM's
+``create_request_queue`` does the same). Topic packages and workload modules are imported lazily.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 _POLICIES: dict[str, dict[str, Any]] = {}
 _TOPICS: dict[str, Topic] = {}
 _WORKLOADS: dict[str, Workload] = {}
+_INFOS: dict[str, TopicInfo] | None = None
 
-TOPIC_NAMES = ("alloc", "paging", "cache", "ratelimit", "balance", "hashing", "engine", "cluster", "queues")
+SIMS = Path(__file__).resolve().parents[1]  # the sims package: one folder per topic
+DESCRIPTOR = "topic.toml"  # what makes a subpackage of sims a topic
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,37 @@ class Topic:
     make_panel: Callable[..., Any]  # (policy, panel_name, params, ctx) -> Panel
     panel_params: dict[str, Param] = field(default_factory=dict)  # shared by every policy
     trace: Any = None  # a sims.core.trace.TraceSpec, or None
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric a topic's panels report, as the front end shows it."""
+
+    unit: str  # "s", "ratio" (in [0, 1]), "count", "tokens", "bytes", "tok/s", "×", ...
+    format: str  # "int" | "percent" | "seconds" | "bytes" | "number"
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    """What ``sims/<name>/topic.toml`` declares: everything about a topic that is data."""
+
+    name: str
+    order: int  # menus and listings sort by (order, name)
+    views: tuple[str, ...]  # view kinds its panels return (its renderer draws them)
+    charts: tuple[str, ...]  # default time-series charts
+    key_metrics: tuple[str, ...]  # shown up front
+    metrics: MappingProxyType  # name -> Metric, every metric its panels report
+    page: MappingProxyType  # the topic page's text, tables and quizzes (site build)
+    pages: tuple[MappingProxyType, ...] = ()  # extra pages: {slug, title, ...}, one per algorithm say
+    controls: tuple[MappingProxyType, ...] = ()  # topic-specific controls: {name, kind, ...}
+
+    def as_json(self) -> dict[str, Any]:
+        """The JSON-able parts a preset's meta carries (``api.describe``)."""
+        return {
+            "views": list(self.views),
+            "metrics": {k: {"unit": m.unit, "format": m.format} for k, m in self.metrics.items()},
+            "topic_controls": [dict(c) for c in self.controls],
+        }
 
 
 @dataclass(frozen=True)
@@ -82,18 +122,65 @@ def _unknown(what: str, name: str, valid: list[str]) -> ValueError:
     return ValueError(f"unknown {what} {name!r}; valid: {', '.join(sorted(valid)) or '(none)'}")
 
 
+def _read_info(name: str, path: Path) -> TopicInfo:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    metrics = {}
+    for key, m in raw.get("metrics", {}).items():
+        if not (isinstance(m, dict) and isinstance(m.get("unit"), str) and isinstance(m.get("format"), str)):
+            raise ValueError(f'{path}: metrics.{key}: expected {{ unit = "...", format = "..." }}')
+        metrics[key] = Metric(m["unit"], m["format"])
+    order = raw.get("order", 1000)
+    if isinstance(order, bool) or not isinstance(order, int):
+        raise ValueError(f"{path}: field 'order': expected an integer, got {order!r}")
+    return TopicInfo(
+        name=name,
+        order=order,
+        views=tuple(raw.get("views", ())),
+        charts=tuple(raw.get("charts", ())),
+        key_metrics=tuple(raw.get("key_metrics", ())),
+        metrics=MappingProxyType(metrics),
+        page=MappingProxyType(raw.get("page", {})),
+        pages=tuple(MappingProxyType(p) for p in raw.get("pages", ())),
+        controls=tuple(MappingProxyType(c) for c in raw.get("controls", ())),
+    )
+
+
+def _infos() -> dict[str, TopicInfo]:
+    """Every topic's descriptor, in (order, name) order; read once, importing no topic."""
+    global _INFOS
+    if _INFOS is None:
+        found = [
+            _read_info(m.name, SIMS / m.name / DESCRIPTOR)
+            for m in pkgutil.iter_modules([str(SIMS)])
+            if m.ispkg and (SIMS / m.name / DESCRIPTOR).is_file()
+        ]
+        _INFOS = {i.name: i for i in sorted(found, key=lambda i: (i.order, i.name))}
+    return _INFOS
+
+
+def topic_names() -> list[str]:
+    """The discovered topics, in menu order."""
+    return list(_infos())
+
+
+def topic_info(name: str) -> TopicInfo:
+    """What topic ``name`` declares about itself (its ``topic.toml``)."""
+    infos = _infos()
+    if name not in infos:
+        raise _unknown("topic", name, list(infos))
+    return infos[name]
+
+
 def load_topic(name: str) -> Topic:
-    """The topic ``name``, importing its package on first use."""
-    if name not in TOPIC_NAMES:
-        raise _unknown("topic", name, list(TOPIC_NAMES))
+    """The topic ``name``'s code side, importing its package on first use."""
+    topic_info(name)
     if name not in _TOPICS:
-        try:
-            importlib.import_module(f"sims.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"sims.{name}":
-                raise
+        importlib.import_module(f"sims.{name}")
     if name not in _TOPICS:
-        raise ValueError(f"topic {name!r} is not implemented yet")
+        raise ValueError(f"sims/{name}/__init__.py does not call register_topic({name!r}, ...)")
     return _TOPICS[name]
 
 

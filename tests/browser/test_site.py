@@ -265,7 +265,7 @@ def test_step_and_keyboard(page, server):
         assert control.get_attribute("aria-label") or control.inner_text().strip()
 
 
-@pytest.mark.parametrize("name", ["index", *registry.TOPIC_NAMES])
+@pytest.mark.parametrize("name", ["index", *registry.topic_names()])
 def test_home_and_topic_pages_render_light_and_dark(browser, server, name):
     for scheme, viewport in (("light", {"width": 1280, "height": 900}), ("dark", {"width": 390, "height": 844})):
         ctx = browser.new_context(viewport=viewport, color_scheme=scheme)

@@ -71,11 +71,7 @@ async def health(request: Request) -> Response:
 
 
 async def preset_list(request: Request) -> Response:
-    items = [
-        {"name": p.name, "topic": p.topic, "title": p.title, "duration": p.duration, "panels": p.panel_names()}
-        for p in presets.all_presets()
-    ]
-    return JSONResponse(items)
+    return JSONResponse([api.describe(p, summary=True) for p in presets.all_presets()])
 
 
 async def preset_one(request: Request) -> Response:

@@ -1,12 +1,30 @@
 // Canvas renderers for panel views, keyed on view.kind; anything unrecognised gets the generic
 // renderer (labelled bars for numbers, cells for lists), so a new preset never breaks the page.
-// A renderer is (ctx, view, box, theme) -> void; box = {w, h} in CSS pixels.
+// A renderer is (ctx, view, box, theme) -> void; box = {w, h} in CSS pixels. Each topic's
+// renderers live in js/topics/TOPIC.js, loaded by name with loadTopic(TOPIC).
 
 export const RENDERERS = Object.create(null);
+const TOPICS = new Map(); // topic name -> Promise of its module (null when it has none)
 
-/** Register a renderer for views whose `kind` is `kind` (topic modules may add their own). */
+/** Register a renderer for views whose `kind` is `kind` (a topic module registers its own). */
 export function registerRenderer(kind, fn) {
   RENDERERS[kind] = fn;
+}
+
+/**
+ * Load js/topics/TOPIC.js, which registers the renderers of the topic's view kinds. Resolves once
+ * they are registered, or with null when the topic has no renderer (its views then draw with the
+ * generic one); never rejects. `globalThis.contentionModuleUrls` maps "js/topics/TOPIC.js" to a URL
+ * where modules are not served from static/ (the notebook widget links them as blob URLs).
+ */
+export function loadTopic(topic) {
+  if (!/^[a-z][a-z0-9_]*$/.test(topic || "")) return Promise.resolve(null);
+  if (!TOPICS.has(topic)) {
+    const rel = `js/topics/${topic}.js`;
+    const url = globalThis.contentionModuleUrls?.[rel] || new URL(`./topics/${topic}.js`, import.meta.url).href;
+    TOPICS.set(topic, import(url).catch(() => null));
+  }
+  return TOPICS.get(topic);
 }
 
 export function drawView(ctx, view, box, theme) {
@@ -56,44 +74,8 @@ function cell(ctx, x, y, w, h, fill, text, theme, textColor = theme.onAccent) {
   }
 }
 
-const CAP_KEYS = ["capacity", "limit", "size", "total", "frames", "slots", "max", "heap"];
-const FILL_KEYS = ["tokens", "queued", "count", "in_window", "used", "curr", "load", "level"];
-
-// -- rate limiters ----------------------------------------------------------------------------
-registerRenderer("limiter", (ctx, view, box, theme) => {
-  const st = view.state || {};
-  const cap = CAP_KEYS.map((k) => st[k]).find((v) => typeof v === "number") || 1;
-  const fillKey = FILL_KEYS.find((k) => typeof st[k] === "number");
-  const fill = fillKey ? st[fillKey] : 0;
-  const pad = 8;
-  label(ctx, `${fillKey || "state"} ${fmt(fill)} / ${fmt(cap)}`, pad, 12, theme, theme.fg);
-  if (typeof st.prev === "number") label(ctx, `previous window ${fmt(st.prev)}`, box.w - pad, 12, theme, theme.muted, "right");
-  bar(ctx, pad, 22, box.w - 2 * pad, 14, fill / cap, theme.accent, theme);
-  // recent decisions on a time strip: admitted up, rejected down
-  const recent = view.recent || [];
-  const top = 48;
-  const h = box.h - top - 18;
-  if (!recent.length || h < 10) {
-    label(ctx, "no requests yet", pad, top + 10, theme);
-    return;
-  }
-  const t1 = recent[recent.length - 1][0];
-  const t0 = Math.min(recent[0][0], t1 - 1);
-  const span = Math.max(t1 - t0, 1e-9);
-  const mid = top + h / 2;
-  const x0 = pad + 62; // room for the row labels
-  ctx.fillStyle = theme.track;
-  ctx.fillRect(x0, mid, box.w - x0 - pad, 1);
-  for (const [t, ok] of recent) {
-    const x = x0 + ((t - t0) / span) * (box.w - x0 - pad - 4);
-    ctx.fillStyle = ok ? theme.good : theme.bad;
-    if (ok) ctx.fillRect(x, mid - h / 2 + 2, 3, h / 2 - 3);
-    else ctx.fillRect(x, mid + 2, 3, h / 2 - 3);
-  }
-  label(ctx, "admitted", pad, mid - h / 4, theme, theme.good);
-  label(ctx, "rejected", pad, mid + h / 4, theme, theme.bad);
-  label(ctx, `last ${fmt(span)} s`, box.w - pad, box.h - 8, theme, theme.muted, "right");
-});
+export const CAP_KEYS = ["capacity", "limit", "size", "total", "frames", "slots", "max", "heap"];
+export const FILL_KEYS = ["tokens", "queued", "count", "in_window", "used", "curr", "load", "level"];
 
 registerRenderer("error", (ctx, view, box, theme) => {
   label(ctx, "view failed:", 8, 14, theme, theme.bad);

@@ -5,8 +5,7 @@
 // takes over, its frame at the handover time must equal the poster's (else a visible error).
 import { sharedWorker } from "./worker-client.js";
 import { Channel, Clock, MAX_LEAD, speedFromSlider, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
-import { drawView, fmt } from "./render.js";
-import "./render-topics.js";
+import { drawView, fmt, loadTopic } from "./render.js";
 // charts.js (and uPlot) load on first use, so a subclass with its own `static Charts` (the embed) never fetches them
 const loadCharts = () => import("./charts.js").then((m) => m.Charts);
 
@@ -216,6 +215,7 @@ export class ContentionSim extends HTMLElement {
     const name = this.getAttribute("preset");
     if (!name) throw new Error('no preset: set the "preset" attribute');
     this.meta = await loadMeta(name);
+    await loadTopic(this.meta.topic); // its renderers, before the first frame is drawn
     const m = this.meta;
     const seedAttr = this.getAttribute("seed");
     this.seed = seedAttr === null || seedAttr === "" ? m.seed : Number(seedAttr);

@@ -1,0 +1,11 @@
+// Renderers of topic `balance`'s view kinds (sims/balance/topic.toml `views`), loaded by render.js's
+// loadTopic("balance") when a preset of the topic is shown.
+import { registerRenderer, fmt } from "../render.js";
+import { PAD, text, bars } from "../draw.js";
+
+// load balancing: active requests per server (a dead server in red)
+registerRenderer("balance", (ctx, v, box, theme) => {
+  const servers = v.servers || [];
+  text(ctx, "active requests per server", PAD, 9, theme.muted);
+  bars(ctx, servers, (s) => s.active ?? 0, (s, i) => (s.speed !== undefined && s.speed !== 1 ? `${fmt(s.speed)}×` : `s${i}`), box, theme, 16);
+});
