@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0   # the CPU build on this disk; the gpu extra accepts it
-	$(PY) -m pip install -q -e '.[site,serve,gpu,notebook,dev]'
+	$(PY) -m pip install -q -e '.[site,serve,gpu,notebook,dev,ray,parquet]'
 	touch $(STAMP)
 
 $(NODE_OK): package.json package-lock.json

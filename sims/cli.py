@@ -329,6 +329,13 @@ def _folder(text: str, flag: str) -> Path:
     return path
 
 
+def _sweep_cli():
+    """Sweeps and plans live beside sims/ (processes, files, wall time); Ray is imported only for --ray."""
+    import importlib
+
+    return importlib.import_module("sweep.cli")
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     out = _folder(args.out, "--out")
     site_build = _edge("site_build", "site")
@@ -430,6 +437,41 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--gpu", action="store_true", help="enable GPU replay (needs CUDA and the gpu extra)")
     s.add_argument("--dist", default="dist", help="site folder, built first if missing or stale")
     s.set_defaults(fn=cmd_serve)
+
+    s = sub.add_parser("sweep", help="run a grid of parameters over N seeds; rows per (cell, seed, panel)")
+    s.add_argument("preset", help="preset name or a .toml file")
+    s.add_argument(
+        "--grid",
+        action="append",
+        metavar="KEY=VALUES",
+        help="KEY=V1,V2,... or KEY=LO:HI[:STEP]; KEY is workload.X, defaults.X or panels.NAME.X (repeatable)",
+    )
+    s.add_argument(
+        "--seeds", type=int, default=5, help="seeds per cell: the preset's seed and the ones after (default 5)"
+    )
+    s.add_argument("--panels", help="comma-separated panel names to keep")
+    s.add_argument("--out", metavar="F", help="results file: .jsonl, .csv or .parquet (journaled as it runs)")
+    s.add_argument("--resume", action="store_true", help="continue an interrupted sweep into the same --out")
+    s.add_argument("--ray", nargs="?", const=True, metavar="ADDRESS", help="run on Ray: a local cluster, or ADDRESS")
+    s.add_argument("--workers", type=int, help="local processes (default: every core) or Ray CPUs")
+    s.add_argument("--max-cells", type=int, default=1000, help="refuse a larger grid unless --yes (default 1000)")
+    s.add_argument("--yes", action="store_true", help="run a grid larger than --max-cells")
+    s.add_argument("--metrics", help="comma-separated metrics for the summary and the plot")
+    s.add_argument("--plot", metavar="F.html", help="write a self-contained page: each metric against the first key")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON")
+    s.set_defaults(fn=lambda a: _sweep_cli().cmd_sweep(a))
+
+    s = sub.add_parser("plan", help="the smallest value of one knob whose confidence bound meets every target")
+    s.add_argument("preset", help="preset name or a .toml file")
+    s.add_argument("--vary", required=True, metavar="KEY=LO:HI[:STEP]", help="the knob and its candidate values")
+    s.add_argument("--target", action="append", metavar="METRIC<X", help='e.g. "ttft_p90<1.0" (repeatable)')
+    s.add_argument("--seeds", type=int, default=10, help="seeds per candidate (default 10)")
+    s.add_argument("--panel", required=True, help="the panel whose metrics must meet the targets")
+    s.add_argument("--confidence", type=float, default=0.95, help="one-sided confidence of the bound (default 0.95)")
+    s.add_argument("--ray", nargs="?", const=True, metavar="ADDRESS", help="run on Ray: a local cluster, or ADDRESS")
+    s.add_argument("--workers", type=int, help="local processes (default: every core) or Ray CPUs")
+    s.add_argument("--json", action="store_true", help='print {"answer", "feasible", "margins", "runs"}')
+    s.set_defaults(fn=lambda a: _sweep_cli().cmd_plan(a))
 
     s = sub.add_parser("gpu", help="GPU replay, calibration and benchmarks (gpu extra)", add_help=False)
     s.add_argument(

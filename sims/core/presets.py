@@ -82,8 +82,8 @@ class Preset:
         return [p.name for p in self.panels]
 
     def with_overrides(self, overrides: dict[str, Any]) -> Preset:
-        """A re-validated copy with ``{"workload.rate": 5, "defaults.size": 50, "seed": 3}``
-        applied. Unknown targets raise PresetError."""
+        """A re-validated copy with ``{"workload.rate": 5, "defaults.size": 50, "panels.lru.size": 80,
+        "seed": 3}`` applied. Unknown targets raise PresetError."""
         raw = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.raw.items()}
         raw["panels"] = [dict(p) for p in self.raw.get("panels", [])]
         for target, value in overrides.items():
@@ -92,8 +92,14 @@ class Preset:
                 raw[section] = value
             elif section in ("workload", "defaults"):
                 raw.setdefault(section, {})[key] = value
+            elif section == "panels" and "." in key:
+                panel, _, param = key.rpartition(".")
+                hit = [p for p in raw["panels"] if p.get("name", p.get("policy")) == panel]
+                if not hit:
+                    raise PresetError(f"{self.name}: override {target!r}: no panel {panel!r}")
+                hit[0][param] = value
             else:
-                raise PresetError(f"{self.name}: override {target!r}: expected workload.X or defaults.X")
+                raise PresetError(f"{self.name}: override {target!r}: expected workload.X, defaults.X or panels.NAME.X")
         return parse_preset(raw, self.path or f"{self.name}.toml")
 
 

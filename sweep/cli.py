@@ -1,0 +1,139 @@
+"""``contention sweep`` and ``contention plan`` (parsers in sims/cli.py, work here)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from sims.core import presets
+from sweep import executors, grid, plan, plot, run, store
+
+
+def load_preset(name: str) -> presets.Preset:
+    if name.endswith(".toml") and Path(name).exists():
+        return presets.load_file(name)
+    return presets.load(name)
+
+
+def _panels(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    if not names:
+        raise grid.SweepError("--panels: expected a comma-separated list of panel names")
+    return names
+
+
+def _workers(n: int | None) -> int | None:
+    if n is not None and n < 1:
+        raise grid.SweepError(f"--workers must be at least 1, got {n}")
+    return n
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    preset = load_preset(args.preset)
+    spec = grid.parse_grid(args.grid or [])
+    out = Path(args.out) if args.out else None
+    if args.resume and out is None:
+        raise grid.SweepError("--resume needs --out (the journal lives beside it)")
+    plot_path = Path(args.plot) if args.plot else None
+    if plot_path is not None and plot_path.suffix != ".html":
+        raise grid.SweepError(f"--plot {plot_path}: expected an .html file")
+    execute = executors.pick(args.ray, _workers(args.workers))
+    rows = run.run(
+        preset,
+        spec,
+        args.seeds,
+        _panels(args.panels),
+        execute,
+        out=out,
+        resume=args.resume,
+        progress=sys.stderr.isatty() and not args.json,
+        max_cells=args.max_cells,
+        yes=args.yes,
+    )
+    metrics = _metrics(args.metrics, preset, rows)
+    summ = run.summary(rows, metrics)
+    if plot_path is not None:
+        plot.write(plot_path, f"{preset.name}: sweep over {', '.join(spec)}", summ, next(iter(spec)), metrics)
+    if args.json:
+        print(json.dumps({"preset": preset.name, "seeds": args.seeds, "summary": summ}))
+    else:
+        print(table(summ, metrics))
+        if out is not None:
+            print(f"{len(rows)} rows written to {out}")
+    return 0
+
+
+def _metrics(text: str | None, preset: presets.Preset, rows: list[dict]) -> list[str]:
+    have = [m for r in rows for m in r["metrics"]]
+    if text:
+        wanted = [m.strip() for m in text.split(",") if m.strip()]
+        unknown = [m for m in wanted if m not in have]
+        if unknown and have:
+            raise grid.SweepError(f"--metrics: no panel reports {', '.join(unknown)}")
+        return wanted
+    claim = preset.site.get("claim", {}) if isinstance(preset.site, dict) else {}
+    first = [claim["metric"]] if isinstance(claim, dict) and claim.get("metric") in have else []
+    charts = [m for m in preset.site.get("charts", []) if m in have and m not in first]
+    rest = [m for m in dict.fromkeys(have) if m not in first + charts and not m.endswith("_censored")]
+    return (first + charts + rest)[:4]
+
+
+def table(summ: list[dict], metrics: list[str]) -> str:
+    head = ["params", "panel", "seeds", *(f"{m} (mean ± 95% t)" for m in metrics)]
+    rows = [head]
+    for s in summ:
+        cells = []
+        for m in metrics:
+            ci = s["metrics"].get(m)
+            if not ci or ci["mean"] is None:
+                cells.append("-")
+                continue
+            half = "" if ci["hi"] is None else f" ± {(ci['hi'] - ci['lo']) / 2:.4g}"
+            mark = f" (≥, {ci['censored_seeds']} censored)" if ci.get("censored_seeds") else ""
+            cells.append(f"{ci['mean']:.4g}{half}{mark}")
+        params = " ".join(f"{k}={v}" for k, v in s["params"].items())
+        err = f" [{len(s['errors'])} error(s): {s['errors'][0][:60]}]" if s["errors"] else ""
+        rows.append([params, s["panel"] + err, str(s["seeds"]), *cells])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    preset = load_preset(args.preset)
+    targets = [plan.parse_target(t) for t in args.target or []]
+    execute = executors.pick(args.ray, _workers(args.workers))
+    result = plan.plan(preset, args.vary, targets, args.seeds, args.panel, execute, args.confidence)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    conf = f"{args.confidence:.0%} one-sided bound"
+    for r in result["runs"]:
+        bounds = ", ".join(f"{k}: {'-' if v is None else f'{v:.4g}'}" for k, v in r["bounds"].items())
+        print(
+            f"{result['key']}={r['value']}: {'meets' if r['ok'] else 'misses'} ({bounds}; {conf}, {r['seeds']} seeds)"
+        )
+    if result["feasible"]:
+        margins = ", ".join(f"{k} by {v:.4g}" for k, v in result["margins"].items() if v is not None)
+        print(f"answer: {result['key']}={result['answer']} for panel {result['panel']} (margin: {margins})")
+    else:
+        print(f"infeasible: no {result['key']} up to the largest value meets every target for panel {result['panel']}")
+    print(f"runs: {sum(r['seeds'] for r in result['runs'])} ({len(result['runs'])} values x {args.seeds} seeds)")
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    """Plot a finished .jsonl results file (the server's /sweep view uses the same page)."""
+    rows = store.read_rows(Path(args.results))
+    keys = list(rows[0]["params"]) if rows else []
+    if not keys:
+        raise grid.SweepError(f"{args.results}: no swept parameters to plot")
+    summ = run.summary(rows)
+    metrics = [m for m in summ[0]["metrics"]][:4]
+    plot.write(Path(args.plot), f"sweep over {', '.join(keys)}", summ, keys[0], metrics)
+    return 0

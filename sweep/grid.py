@@ -1,0 +1,134 @@
+"""The grid: ``--grid KEY=V1,V2,...`` or ``--grid KEY=LO:HI:STEP``, checked before anything runs.
+
+KEY is ``workload.X``, ``defaults.X`` or ``panels.NAME.X`` (one panel's parameter). Every cell's
+preset is built up front, so an unknown key or a value of the wrong type fails with the key named,
+before the first run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from sims.core import presets
+
+
+class SweepError(ValueError):
+    """Bad sweep input: printed as one line by the CLI, exit status 2."""
+
+
+def parse_value(text: str) -> Any:
+    """A grid value from the command line: int, then float, then true/false, else the string."""
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        v = float(t)
+    except ValueError:
+        return t
+    if v != v or v in (float("inf"), float("-inf")):
+        raise SweepError(f"grid value {text!r}: expected a finite number")
+    return v
+
+
+def _range(key: str, spec: str) -> list[Any]:
+    parts = spec.split(":")
+    if len(parts) not in (2, 3):
+        raise SweepError(f"--grid {key}: a range is LO:HI or LO:HI:STEP, got {spec!r}")
+    try:
+        lo, hi = Decimal(parts[0]), Decimal(parts[1])
+        step = Decimal(parts[2]) if len(parts) == 3 else Decimal(1)
+    except InvalidOperation:
+        raise SweepError(f"--grid {key}: LO, HI and STEP must be numbers, got {spec!r}") from None
+    if not (lo.is_finite() and hi.is_finite() and step.is_finite()) or step <= 0:
+        raise SweepError(f"--grid {key}: STEP must be a positive number, got {spec!r}")
+    if hi < lo:
+        raise SweepError(f"--grid {key}: HI is below LO in {spec!r}")
+    count = int((hi - lo) / step) + 1
+    if count > 100_000:
+        raise SweepError(f"--grid {key}: {spec!r} has {count} values; at most 100000")
+    integral = all(x == x.to_integral_value() for x in (lo, step))
+    # decimal steps, so 0.1:0.5:0.1 gives 0.1, 0.2, ... exactly as written, not 0.30000000000000004
+    return [int(lo + k * step) if integral else float(lo + k * step) for k in range(count)]
+
+
+def parse_grid(items: list[str]) -> dict[str, list[Any]]:
+    """``["workload.rate=1,2", "defaults.replicas=1:4"]`` → ``{key: [values]}``, in the order given."""
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        key, eq, spec = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise SweepError(f"--grid {item!r}: expected KEY=V1,V2,... or KEY=LO:HI:STEP")
+        if key in grid:
+            raise SweepError(f"--grid {key}: given twice")
+        if not spec.strip():
+            raise SweepError(f"--grid {key}: no values")
+        if ":" in spec and "," not in spec:
+            values = _range(key, spec)
+        else:
+            values = [parse_value(v) for v in spec.split(",") if v.strip()]
+        if not values:
+            raise SweepError(f"--grid {key}: no values")
+        grid[key] = values
+    return grid
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the grid: its overrides, in the grid's key order."""
+
+    params: tuple[tuple[str, Any], ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    def key(self) -> str:
+        return json.dumps(self.as_dict(), sort_keys=True)
+
+
+def cells(grid: dict[str, list[Any]]) -> list[Cell]:
+    keys = list(grid)
+    return [Cell(tuple(zip(keys, combo))) for combo in itertools.product(*(grid[k] for k in keys))]
+
+
+def check_key(preset: presets.Preset, key: str) -> None:
+    section, _, rest = key.partition(".")
+    if section not in ("workload", "defaults", "panels") or not rest:
+        raise SweepError(f"--grid {key}: KEY must be workload.X, defaults.X or panels.NAME.X")
+    if section == "panels":
+        name, _, param = rest.rpartition(".")
+        if not name or not param:
+            raise SweepError(f"--grid {key}: expected panels.NAME.X")
+        if name not in preset.panel_names():
+            raise SweepError(f"--grid {key}: no panel {name!r}; valid: {', '.join(preset.panel_names())}")
+
+
+def build(preset: presets.Preset, cell: Cell) -> presets.Preset:
+    """The preset with the cell's overrides, re-validated (errors name the key)."""
+    try:
+        return preset.with_overrides(cell.as_dict())
+    except presets.PresetError as exc:
+        raise SweepError(f"cell {cell.key()}: {exc}") from None
+
+
+def validate(preset: presets.Preset, grid: dict[str, list[Any]], max_cells: int, yes: bool) -> list[Cell]:
+    """Every cell, each checked by building its preset; refuses a grid over ``max_cells`` unless
+    ``yes``."""
+    if not grid:
+        raise SweepError("an empty grid: give at least one --grid KEY=VALUES")
+    for key in grid:
+        check_key(preset, key)
+    todo = cells(grid)
+    if len(todo) > max_cells and not yes:
+        raise SweepError(f"the grid has {len(todo)} cells, more than --max-cells {max_cells}; add --yes to run it")
+    for cell in todo:
+        build(preset, cell)
+    return todo

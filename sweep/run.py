@@ -1,0 +1,103 @@
+"""Run a sweep: every job not yet in the journal, then the rows in grid order and a summary."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from sims.core import presets
+from sweep import cells, grid, stats, store
+
+
+class Progress:
+    """Cells done and an ETA on stderr, on a terminal only."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled = total, enabled and total > 0
+        self.start = time.monotonic()
+
+    def update(self, done: int, fresh: int) -> None:
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self.start
+        eta = elapsed / fresh * (self.total - done) if fresh else 0.0
+        sys.stderr.write(f"\rsweep {done}/{self.total} runs done, ETA {eta:5.0f} s ")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 48 + "\r")
+
+
+def run(
+    preset: presets.Preset,
+    grid_spec: dict[str, list],
+    n_seeds: int,
+    panels: list[str] | None,
+    execute: Callable[[list[cells.Job]], Iterator[dict]],
+    out: Path | None = None,
+    resume: bool = False,
+    progress: bool = False,
+    max_cells: int = 1000,
+    yes: bool = False,
+) -> list[dict]:
+    """All rows, in grid order (cell, then seed, then panel). Journals to ``out`` as it goes."""
+    if n_seeds < 1:
+        raise grid.SweepError(f"--seeds must be at least 1, got {n_seeds}")
+    if panels:
+        presets.select_panels(preset, panels)  # unknown panel names fail before anything runs
+    todo = grid.validate(preset, grid_spec, max_cells, yes)
+    seeds = [preset.seed + k for k in range(n_seeds)]
+    jobs = cells.jobs(preset, [c.as_dict() for c in todo], seeds, panels)
+    if out is not None:
+        store.check_out(out)
+    journal = store.Journal(store.journal_path(out), resume) if out is not None else None
+    done: dict[str, list[dict]] = dict(journal.done) if journal else {}
+    missing = [j for j in jobs if j.key() not in done]
+    bar = Progress(len(jobs), progress)
+    fresh = 0
+    try:
+        for rec in execute(missing):
+            done[rec["key"]] = rec["rows"]
+            if journal:
+                journal.add(rec)
+            fresh += 1
+            bar.update(len(jobs) - len(missing) + fresh, fresh)
+    finally:
+        bar.close()
+        if journal:
+            journal.close()
+    rows = [r for j in jobs for r in done[j.key()]]
+    if out is not None:
+        store.write(out, rows)
+        store.journal_path(out).unlink(missing_ok=True)
+    return rows
+
+
+def summary(rows: list[dict], metrics: list[str] | None = None, confidence: float = 0.95) -> list[dict]:
+    """Per (cell, panel): n seeds, errors, and for each metric the mean with a t interval."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    order: list[tuple[str, str]] = []
+    for r in rows:
+        k = (grid.Cell(tuple(r["params"].items())).key(), r["panel"])
+        if k not in groups:
+            groups[k] = []
+            order.append(k)
+        groups[k].append(r)
+    out = []
+    for k in order:
+        rs = groups[k]
+        names = metrics or [m for m in rs[0]["metrics"] if not m.endswith("_censored")]
+        per = {}
+        for m in names:
+            vals = [r["metrics"][m] for r in rs if not r["error"] and m in r["metrics"]]
+            ci = stats.mean_ci(vals, confidence)
+            censored = sum(1 for r in rs if r["metrics"].get(f"{m}_censored"))
+            if censored:
+                ci["censored_seeds"] = censored  # a lower bound on those seeds: say so
+            per[m] = ci
+        errors = sorted({r["error"] for r in rs if r["error"]})
+        out.append({"params": rs[0]["params"], "panel": k[1], "seeds": len(rs), "errors": errors, "metrics": per})
+    return out
