@@ -4,7 +4,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 NODE_OK := node_modules/.installed
 
-.PHONY: serve test lint bench build chromium clean
+.PHONY: serve test lint bench build chromium realsys clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -20,12 +20,17 @@ $(NODE_OK): package.json package-lock.json
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# redis-server and nginx for `contention replay` and its tests (Debian packages; nothing is started here)
+realsys:
+	@{ command -v redis-server && { command -v nginx || test -x /usr/sbin/nginx; }; } >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server nginx >/dev/null; }
+	@systemctl disable --now redis-server nginx >/dev/null 2>&1 || true
+
 ## serve: build the site and serve it with the JSON API on http://127.0.0.1:8000
 serve: $(STAMP) $(NODE_OK)
 	$(VENV)/bin/contention serve --host 127.0.0.1 --port $${PORT:-8000}
 
 ## test: every test (unit, property, Pyodide-under-Node, Chromium, Triton interpreter)
-test: $(STAMP) $(NODE_OK) chromium
+test: $(STAMP) $(NODE_OK) chromium realsys
 	$(PY) -m pytest
 
 ## lint: ruff for Python; ESLint and Prettier (pinned in package.json) for the front end's JavaScript

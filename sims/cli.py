@@ -336,6 +336,13 @@ def _sweep_cli():
     return importlib.import_module("sweep.cli")
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Real servers, sockets and wall time live in realsys/, beside sims/."""
+    import importlib
+
+    return importlib.import_module("realsys.cli").cmd_replay(args, table)
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     out = _folder(args.out, "--out")
     site_build = _edge("site_build", "site")
@@ -472,6 +479,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--workers", type=int, help="local processes (default: every core) or Ray CPUs")
     s.add_argument("--json", action="store_true", help='print {"answer", "feasible", "margins", "runs"}')
     s.set_defaults(fn=lambda a: _sweep_cli().cmd_plan(a))
+
+
+    s = sub.add_parser("replay", help="play a preset's stream against real Redis or nginx, beside the simulator")
+    s.add_argument("preset", help="a cache preset (--against redis) or a rate-limit preset (--against nginx)")
+    s.add_argument("--against", required=True, choices=("redis", "nginx"), help="the real system")
+    s.add_argument("--address", metavar="HOST:PORT", help="a running Redis to use instead of starting one")
+    s.add_argument("--speed", type=float, default=1.0, help="virtual seconds per wall second (default 1)")
+    s.add_argument("--seed", type=int, help="stream seed (default: the preset's)")
+    s.add_argument("--duration", type=float, help="virtual seconds (default: the preset's)")
+    s.add_argument("--json", action="store_true", help="print the run as one JSON object")
+    s.set_defaults(fn=cmd_replay)
 
     s = sub.add_parser("gpu", help="GPU replay, calibration and benchmarks (gpu extra)", add_help=False)
     s.add_argument(

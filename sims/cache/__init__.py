@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sims.cache import arc, classic, lirs, opt, queues  # noqa: F401  (registers the policies)
+from sims.cache import arc, classic, lirs, opt, queues, redis  # noqa: F401  (registers the policies)
 from sims.cache.base import CachePolicy
 from sims.cache.panel import CachePanel, references
 from sims.cache.writes import WritePanel, WritePolicy
@@ -40,7 +40,10 @@ def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
     if isinstance(cls, type) and issubclass(cls, WritePolicy):
         return WritePanel(name, params, ctx, cls)
     future = opt.Future(references(ctx.events)) if cls is opt.OPT else ()
-    return CachePanel(name, params, ctx, build_policy(policy, params["size"], params, future))
+    cache = build_policy(policy, params["size"], params, future)
+    if hasattr(cache, "use_rng"):  # a sampling policy draws from the panel's own generator
+        cache.use_rng(ctx.rng("evict"))
+    return CachePanel(name, params, ctx, cache)
 
 
 def _run_trace(policy: str, args: dict, path: Path) -> dict:

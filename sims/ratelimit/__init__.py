@@ -12,7 +12,7 @@ from pathlib import Path
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_topic
 from sims.core.trace import TraceArg, TraceError, TraceSpec, bad_token, lines
-from sims.ratelimit import limiters
+from sims.ratelimit import limiters, nginx  # noqa: F401  (nginx registers its limit_req models)
 from sims.ratelimit.panel import LimiterPanel
 
 for _extra in ("sims.ratelimit.tpm",):  # optional modules of this topic, added by later work

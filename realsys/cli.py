@@ -1,0 +1,24 @@
+"""``contention replay`` (its parser is in sims/cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from realsys import replay, servers
+from sims.core import presets
+
+
+def cmd_replay(args: argparse.Namespace, table) -> int:
+    preset = presets.load_file(args.preset) if args.preset.endswith(".toml") else presets.load(args.preset)
+    try:
+        result = replay.run(preset, args.against, args.speed, args.address, args.seed, args.duration)
+    except (servers.RealError, ConnectionError, OSError) as exc:
+        raise ValueError(f"replay against {args.against}: {exc}") from None
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(table(result))
+        for label, rows in result.get("disagreements", {}).items():
+            print(f"{label}: {len(rows)} decisions differ from the model on the stream's times")
+    return 0

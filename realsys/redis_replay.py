@@ -1,0 +1,152 @@
+"""The cache stream against real Redis: a GET per reference; a miss is a nil GET followed by a SET.
+
+Redis is sized to hold exactly ``size`` objects: keys of one fixed width and values of one fixed
+size, ``maxmemory`` set between the memory of ``size`` and ``size + 1`` resident keys, then checked
+by filling it with three times as many keys and reading DBSIZE (adjusted and checked again when
+it is off). The measured panels sit beside the simulator's ``redis_*`` models of the same
+settings, run on the same stream at the same speed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from realsys import servers
+from realsys.redisclient import Redis
+from sims.cache.base import scan_keys
+
+VALUE = b"v" * 4000  # ~4.2 KB a key: large beside the ~20 KB that client buffers wander by
+
+
+@dataclass(frozen=True)
+class Setting:
+    label: str  # the measured panel's name
+    policy: str  # maxmemory-policy
+    samples: int  # maxmemory-samples
+    model: str  # the simulator's policy
+    params: dict
+
+
+SETTINGS = (
+    Setting("redis allkeys-lru (measured)", "allkeys-lru", 5, "redis_lru", {"samples": 5}),
+    Setting("redis allkeys-lru, 10 samples (measured)", "allkeys-lru", 10, "redis_lru", {"samples": 10}),
+    Setting("redis allkeys-lfu (measured)", "allkeys-lfu", 5, "redis_lfu", {"samples": 5}),
+    Setting("redis allkeys-random (measured)", "allkeys-random", 5, "redis_random", {}),
+)
+
+
+def key_name(key) -> bytes:
+    """One width for every key, so each costs Redis the same memory."""
+    text = f"{key:016d}" if isinstance(key, int) and key >= 0 else str(key)
+    return ("k" + text).encode()
+
+
+def references(events: list[dict]) -> list[tuple[float, object]]:
+    out = []
+    for ev in events:
+        if ev["kind"] == "ref":
+            out.append((ev["t"], ev["key"]))
+        elif ev["kind"] == "scan":
+            out += [(ev["t"], k) for k in scan_keys(ev)]
+    return out
+
+
+def size_for(r: Redis, size: int) -> dict:
+    """Set maxmemory so that Redis holds ``size`` keys; returns what was measured.
+
+    The memory per key comes from the difference between ``size`` and ``2 * size`` resident keys
+    (one key's difference is lost in the noise of the client buffers, about 20 KB). ``maxmemory``
+    starts half a key above ``size`` keys and is then corrected by what DBSIZE shows after
+    filling Redis with three times as many keys, the way the replay will."""
+    r.call("CONFIG", "SET", "maxmemory", "0")
+    r.call("FLUSHALL")
+    filler = [key_name(9 * 10**15 + i) for i in range(3 * size)]  # the stream's key width
+    for k in filler[:size]:
+        r.call("SET", k, VALUE)
+    m_size = int(r.info("memory")["used_memory"])
+    for k in filler[size : 2 * size]:
+        r.call("SET", k, VALUE)
+    per_key = max(1, (int(r.info("memory")["used_memory"]) - m_size) // size)
+    limit = m_size + per_key // 2
+    r.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+    resident = None
+    for _ in range(8):
+        r.call("CONFIG", "SET", "maxmemory", str(limit))
+        for k in filler:
+            if r.call("GET", k) is None:
+                r.call("SET", k, VALUE)
+        resident = r.call("DBSIZE")
+        if resident == size:
+            break
+        limit += (size - resident) * per_key
+    r.call("CONFIG", "SET", "maxmemory", "0")
+    r.call("FLUSHALL")
+    return {"maxmemory": limit, "bytes_per_key": per_key, "resident_check": resident}
+
+
+def replay(r: Redis, refs: list[tuple[float, object]], speed: float) -> dict:
+    """Play ``refs`` at their times / speed. Returns hits, misses and the pacing error."""
+    names = [key_name(k) for _, k in refs]
+    hits = 0
+    late = []
+    resident = []  # DBSIZE every 1000 references, past the first ``warm`` ones
+    start = time.perf_counter()
+    for (t, _), name in zip(refs, names):
+        due = start + t / speed
+        now = time.perf_counter()
+        if now < due:
+            time.sleep(due - now)
+            now = time.perf_counter()
+        late.append(now - due)
+        if r.call("GET", name) is None:
+            r.call("SET", name, VALUE)
+        else:
+            hits += 1
+        if len(late) % 1000 == 0:
+            resident.append(r.call("DBSIZE"))
+    late.sort()
+    warm = resident[len(resident) // 4 :] or resident
+    n = len(late)
+    return {
+        "requests": n,
+        "hits": hits,
+        "misses": n - hits,
+        "hit_ratio": hits / n if n else 0.0,
+        "late_p50_ms": 1000 * late[n // 2] if n else 0.0,
+        "late_p99_ms": 1000 * late[min(n - 1, int(n * 0.99))] if n else 0.0,
+        "resident_min": min(warm) if warm else 0,
+        "resident_max": max(warm) if warm else 0,
+    }
+
+
+def measure(address: tuple[str, int], events: list[dict], size: int, speed: float, settings=SETTINGS) -> dict:
+    """Every setting's measured panel, and Redis's version and sizing."""
+    r = Redis(*address)
+    try:
+        version = r.info("server").get("redis_version", "?")
+        sizing = size_for(r, size)
+        refs = references(events)
+        panels = {}
+        for s in settings:
+            r.call("FLUSHALL")
+            r.call("CONFIG", "SET", "maxmemory-policy", s.policy)
+            r.call("CONFIG", "SET", "maxmemory-samples", str(s.samples))
+            r.call("CONFIG", "SET", "maxmemory", str(sizing["maxmemory"]))
+            m = replay(r, refs, speed)
+            panels[s.label] = m
+        r.call("CONFIG", "SET", "maxmemory", "0")
+        r.call("FLUSHALL")
+        return {"version": version, "sizing": sizing, "panels": panels}
+    finally:
+        r.close()
+
+
+def start(tmp, port: int):
+    exe = servers.which("redis-server", "redis-server")
+    conf = tmp / "redis.conf"
+    conf.write_text(
+        f'port {port}\nbind 127.0.0.1\nprotected-mode yes\nsave ""\nappendonly no\ndir {tmp}\n'
+        f"daemonize no\nlogfile {tmp / 'redis.log'}\nmaxmemory 0\nhz 10\n"
+    )
+    return servers.running([exe, str(conf)], port, tmp, tmp / "redis.stderr")

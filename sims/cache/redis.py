@@ -1,0 +1,252 @@
+"""Redis's eviction (``maxmemory-policy allkeys-lru | allkeys-lfu | allkeys-random``), as
+src/evict.c and src/object.c of Redis 7.0 compute it. None of them is the textbook policy.
+
+- **Sampled, with a pool.** Each eviction samples ``samples`` keys (``maxmemory-samples``, 5 by
+  default) and offers them to a pool of 16 candidates kept sorted by score; the best-scored
+  candidate that still exists is evicted. A pool entry keeps the score it had when it was sampled,
+  even if the key was read since: Redis does that too.
+- **LRU on a one-second clock.** A key's LRU field is Redis's clock in whole seconds
+  (``LRU_CLOCK_RESOLUTION`` 1000 ms), so keys read within the same second look equally old.
+- **LFU as a Morris counter.** 8 bits, new keys start at 5; a read increments with probability
+  1 / ((counter − 5) · ``lfu_log_factor`` + 1); the counter loses one per ``lfu_decay_time``
+  minutes since its last read, counted on Redis's minute clock.
+- **Evicted at the next command.** Redis evicts before running a command when memory is over
+  ``maxmemory``, so a miss's SET leaves ``size + 1`` keys until the next request evicts one.
+
+Differences we keep on purpose: Redis samples a run of adjacent hash buckets
+(``dictGetSomeKeys``); we sample keys uniformly without replacement. Redis draws with libc
+``rand()``; we draw from the panel's seeded generator. Time is the stream's virtual time divided
+by ``speed`` (the replay's virtual seconds per wall second), so the clocks tick as they do in the
+replay. A trace without times advances the clock by ``tick`` seconds per reference.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Hashable
+from typing import Any
+
+from sims.cache.base import CachePolicy, scan_keys, seq
+from sims.core.registry import Param, register_policy
+
+POOL_SIZE = 16  # EVPOOL_SIZE
+LFU_INIT_VAL = 5
+
+_COMMON = {
+    "samples": Param(int, 5, "maxmemory-samples: keys sampled per eviction"),
+    "speed": Param(float, 1.0, "virtual seconds per wall second of Redis's clock (contention replay --speed)"),
+    "tick": Param(float, 0.001, "clock advance per reference when a trace carries no times, seconds"),
+}
+
+
+class RedisEviction(CachePolicy):
+    """The store, the uniform sampler and the deferred eviction; subclasses score keys."""
+
+    PARAMS = _COMMON
+
+    def __init__(self, size: int, samples: int = 5, speed: float = 1.0, tick: float = 0.001, **_: Any) -> None:
+        super().__init__(size)
+        if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= 64:
+            raise ValueError(f"{self.policy_name}: samples must be an integer in [1, 64], got {samples!r}")
+        if not (speed == speed and 0 < speed < float("inf")) or not (tick == tick and 0 <= tick < float("inf")):
+            raise ValueError(f"{self.policy_name}: speed must be > 0 and tick >= 0, got {speed!r}, {tick!r}")
+        self.samples, self.speed, self.tick = samples, speed, tick
+        self.keys: list[Hashable] = []  # resident keys, for O(1) uniform sampling
+        self.where: dict[Hashable, int] = {}  # key -> index in keys
+        self.meta: dict[Hashable, int] = {}  # the key's LRU/LFU field, as Redis keeps it
+        self.pool: list[list] = []  # [score, key], ascending score; the best candidate last
+        self.rng = random.Random(0)
+        self.now = 0.0  # virtual seconds
+        self._timed = False
+
+    def use_rng(self, rng: random.Random) -> None:
+        """The panel's own generator (Redis uses libc rand())."""
+        self.rng = rng
+
+    # -- the store ------------------------------------------------------------------------------
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self.where
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def _insert(self, key: Hashable) -> None:
+        self.where[key] = len(self.keys)
+        self.keys.append(key)
+        self.meta[key] = self.new_field()
+
+    def _remove(self, key: Hashable) -> None:
+        i = self.where.pop(key)
+        last = self.keys.pop()
+        if i < len(self.keys):
+            self.keys[i] = last
+            self.where[last] = i
+        del self.meta[key]
+        self._evicted(key)
+
+    def sample(self) -> list[Hashable]:
+        n = len(self.keys)
+        want = min(self.samples, n)
+        picked: dict[int, None] = {}
+        while len(picked) < want:
+            picked[self.rng.randrange(n)] = None
+        return [self.keys[i] for i in picked]
+
+    def evict_one(self) -> None:
+        """evict.c's performEvictions for one key: populate the pool, take the best that exists."""
+        pool = self.pool
+        while True:
+            for key in self.sample():
+                score = self.score(key)
+                k = 0
+                while k < len(pool) and pool[k][0] < score:
+                    k += 1
+                if k == 0 and len(pool) == POOL_SIZE:
+                    continue  # worse than every candidate, and no room
+                if len(pool) == POOL_SIZE:
+                    pool.pop(0)  # drop the worst to make room, inserting one place lower
+                    k -= 1
+                pool.insert(k, [score, key])
+            while pool:
+                _, key = pool.pop()
+                if key in self.where:  # otherwise a ghost: try the next candidate
+                    self._remove(key)
+                    return
+
+    # -- a reference ------------------------------------------------------------------------------
+    def access(self, key: Hashable) -> bool:
+        if not self._timed:
+            self.now += self.tick
+        while len(self.keys) > self.size:  # the previous SET left us over maxmemory
+            self.evict_one()
+        if key in self.where:
+            self.touch(key)
+            return True
+        self._insert(key)  # GET missed: the client SETs it
+        return False
+
+    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
+        self._timed = True
+        access = self.access
+        hits = requests = 0
+        for k in range(lo, hi):
+            ev = events[k]
+            kind = ev["kind"]
+            if kind == "ref":
+                self.now = ev["t"]
+                requests += 1
+                hits += access(ev["key"])
+            elif kind == "scan":
+                self.now = ev["t"]
+                for key in scan_keys(ev):
+                    requests += 1
+                    hits += access(key)
+        return requests, hits
+
+    # -- what a subclass decides -------------------------------------------------------------------
+    def new_field(self) -> int:
+        raise NotImplementedError
+
+    def touch(self, key: Hashable) -> None:
+        raise NotImplementedError
+
+    def score(self, key: Hashable) -> int:
+        """Higher = a better victim (Redis calls it idle)."""
+        raise NotImplementedError
+
+    def lists(self) -> list[dict]:
+        pool = [k for _, k in reversed(self.pool)]
+        return [seq("eviction pool", pool, len(pool), "best candidate first", marks=lambda k: k in self.where)]
+
+    def extra(self) -> dict[str, Any]:
+        return {"samples": self.samples}
+
+    def check_invariants(self) -> None:
+        assert 0 <= len(self.keys) <= self.size + 1, (len(self.keys), self.size)
+        assert len(self.where) == len(self.keys) == len(self.meta)
+        assert all(self.keys[i] == k for k, i in self.where.items())
+        assert len(self.pool) <= POOL_SIZE
+        assert all(a[0] <= b[0] for a, b in zip(self.pool, self.pool[1:])), "the pool is sorted by score"
+
+
+@register_policy("cache", "redis_lru")
+class RedisLRU(RedisEviction):
+    """allkeys-lru: the oldest of a sample, on a one-second clock."""
+
+    def clock(self) -> int:
+        return int(self.now / self.speed)  # LRU_CLOCK(): wall seconds
+
+    def new_field(self) -> int:
+        return self.clock()
+
+    def touch(self, key: Hashable) -> None:
+        self.meta[key] = self.clock()
+
+    def score(self, key: Hashable) -> int:
+        return (self.clock() - self.meta[key]) * 1000  # estimateObjectIdleTime, ms
+
+
+@register_policy("cache", "redis_lfu")
+class RedisLFU(RedisEviction):
+    """allkeys-lfu: a logarithmic Morris counter that decays by the minute."""
+
+    PARAMS = _COMMON | {
+        "lfu_log_factor": Param(int, 10, "lfu-log-factor: how slowly the counter grows"),
+        "lfu_decay_time": Param(int, 1, "lfu-decay-time: minutes per point of decay (0: never)"),
+    }
+
+    def __init__(self, size: int, lfu_log_factor: int = 10, lfu_decay_time: int = 1, **kw: Any) -> None:
+        super().__init__(size, **kw)
+        for name, v in (("lfu_log_factor", lfu_log_factor), ("lfu_decay_time", lfu_decay_time)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"redis_lfu: {name} must be an integer >= 0, got {v!r}")
+        self.log_factor, self.decay_time = lfu_log_factor, lfu_decay_time
+
+    def minutes(self) -> int:
+        return int(self.now / self.speed / 60) & 65535  # LFUGetTimeInMinutes
+
+    def decayed(self, key: Hashable) -> int:
+        """LFUDecrAndReturn: the counter less one per decay period since its last read."""
+        field = self.meta[key]
+        ldt, counter = field >> 8, field & 255
+        if not self.decay_time:
+            return counter
+        elapsed = (self.minutes() - ldt) & 65535
+        periods = elapsed // self.decay_time
+        return 0 if periods > counter else counter - periods
+
+    def new_field(self) -> int:
+        return (self.minutes() << 8) | LFU_INIT_VAL
+
+    def touch(self, key: Hashable) -> None:
+        counter = self.decayed(key)
+        if counter < 255:  # LFULogIncr
+            base = max(0, counter - LFU_INIT_VAL)
+            if self.rng.random() < 1.0 / (base * self.log_factor + 1):
+                counter += 1
+        self.meta[key] = (self.minutes() << 8) | counter
+
+    def score(self, key: Hashable) -> int:
+        return 255 - self.decayed(key)
+
+
+@register_policy("cache", "redis_random")
+class RedisRandom(RedisEviction):
+    """allkeys-random: any resident key, uniformly (no sampling, no pool)."""
+
+    PARAMS = {k: v for k, v in _COMMON.items() if k != "samples"}
+
+    def evict_one(self) -> None:
+        self._remove(self.keys[self.rng.randrange(len(self.keys))])
+
+    def new_field(self) -> int:
+        return 0
+
+    def touch(self, key: Hashable) -> None:
+        pass
+
+    def score(self, key: Hashable) -> int:
+        return 0
+
+    def lists(self) -> list[dict]:
+        return []

@@ -1,0 +1,134 @@
+"""Replays against real redis-server and nginx on 127.0.0.1 (Debian packages that make test
+installs): the simulator's models agree with what the servers measure, and nothing is left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from realsys import replay, servers
+from sims.core import presets
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _have(name: str, package: str) -> bool:
+    try:
+        servers.which(name, package)
+        return True
+    except servers.RealError:
+        return False
+
+
+needs_redis = pytest.mark.skipif(
+    not _have("redis-server", "redis-server"), reason="redis-server is not installed (make test installs it)"
+)
+needs_nginx = pytest.mark.skipif(not _have("nginx", "nginx"), reason="nginx is not installed (make test installs it)")
+
+
+def _ours() -> list[str]:
+    """Processes running in one of our temporary folders (Redis rewrites its title, so look at
+    each process's working directory): none may outlive a replay."""
+    prefix = os.path.join(tempfile.gettempdir(), "contention-")
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if cwd.startswith(prefix):
+            found.append(f"{proc.name} {cwd}")
+    return found
+
+
+def _leftover_dirs() -> list[str]:
+    return sorted(p.name for p in Path(tempfile.gettempdir()).glob("contention-redis-*")) + sorted(
+        p.name for p in Path(tempfile.gettempdir()).glob("contention-nginx-*")
+    )
+
+
+@needs_redis
+def test_redis_models_match_the_measured_hit_ratio():
+    before = _leftover_dirs()
+    result = replay.run(presets.load("cache-zipf"), "redis", speed=4.0, duration=15.0)
+    for label, m in result["panels"].items():
+        if label.endswith("(measured)"):
+            assert abs(m["sim_minus_measured"]) <= 0.01, (label, m)
+            assert 495 <= m["resident_min"] <= m["resident_max"] <= 505, "Redis holds the cache's size in keys"
+    assert result["server"]["version"].startswith("7.")
+    assert _ours() == [] and _leftover_dirs() == before
+
+
+@needs_nginx
+def test_nginx_decisions_agree_with_the_model():
+    result = replay.run(presets.load("ratelimit-nginx"), "nginx", speed=1.0, duration=8.0)
+    for label in ("nginx limit_req (measured)", "nginx limit_req nodelay (measured)"):
+        m = result["panels"][label]
+        assert m["agreement"] >= 0.99, (label, result["disagreements"][label])
+        assert m["requests"] > 100
+    delayed = result["panels"]["nginx limit_req (measured)"]
+    assert delayed["wait_max_ms"] > 500  # requests inside the burst waited, spaced at the rate
+    assert result["panels"]["nginx limit_req nodelay (measured)"]["wait_max_ms"] < 100
+    assert _ours() == []
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "sims", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["cache-zipf", "--against", "nginx"], "replays ratelimit presets"),
+        (["ratelimit-burst", "--against", "redis"], "replays cache presets"),
+        (["cache-zipf", "--against", "redis", "--speed", "0"], "--speed"),
+        (["cache-zipf", "--against", "redis", "--address", "nowhere"], "HOST:PORT"),
+        (["cache-zipf", "--against", "redis", "--address", "127.0.0.1:1"], "replay against redis"),
+        (["cache-zipf", "--against", "memcached"], "invalid choice"),
+    ],
+)
+def test_bad_replays_exit_2_with_one_line(args, needle):
+    proc = _cli("replay", *args)
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+@needs_redis
+def test_ctrl_c_stops_the_server_and_removes_its_files():
+    before, dirs = set(_ours()), _leftover_dirs()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sims", "replay", "cache-zipf", "--against", "redis"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not set(_ours()) - before:
+            time.sleep(0.05)
+        assert set(_ours()) - before, "the replay started redis-server"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert set(_ours()) <= before and _leftover_dirs() == dirs
