@@ -10,7 +10,7 @@ from sims.core import presets
 
 
 def cmd_replay(args: argparse.Namespace, table) -> int:
-    preset = presets.load_file(args.preset) if args.preset.endswith(".toml") else presets.load(args.preset)
+    preset = presets.load(args.preset)  # a name, or the path of a .toml file
     try:
         result = replay.run(preset, args.against, args.speed, args.address, args.seed, args.duration)
     except (servers.RealError, ConnectionError, OSError) as exc:

@@ -454,14 +454,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="KEY=V1,V2,... or KEY=LO:HI[:STEP]; KEY is workload.X, defaults.X or panels.NAME.X (repeatable)",
     )
     s.add_argument(
-        "--seeds", type=int, default=5, help="seeds per cell: the preset's seed and the ones after (default 5)"
+        "--seeds",
+        type=_positive(int),
+        default=5,
+        help="seeds per cell: the preset's seed and the ones after (default 5)",
     )
     s.add_argument("--panels", help="comma-separated panel names to keep")
     s.add_argument("--out", metavar="F", help="results file: .jsonl, .csv or .parquet (journaled as it runs)")
     s.add_argument("--resume", action="store_true", help="continue an interrupted sweep into the same --out")
     s.add_argument("--ray", nargs="?", const=True, metavar="ADDRESS", help="run on Ray: a local cluster, or ADDRESS")
-    s.add_argument("--workers", type=int, help="local processes (default: every core) or Ray CPUs")
-    s.add_argument("--max-cells", type=int, default=1000, help="refuse a larger grid unless --yes (default 1000)")
+    s.add_argument("--workers", type=_positive(int), help="local processes (default: every core) or Ray CPUs")
+    s.add_argument(
+        "--max-cells", type=_positive(int), default=1000, help="refuse a larger grid unless --yes (default 1000)"
+    )
     s.add_argument("--yes", action="store_true", help="run a grid larger than --max-cells")
     s.add_argument("--metrics", help="comma-separated metrics for the summary and the plot")
     s.add_argument("--plot", metavar="F.html", help="write a self-contained page: each metric against the first key")
@@ -472,22 +477,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("preset", help="preset name or a .toml file")
     s.add_argument("--vary", required=True, metavar="KEY=LO:HI[:STEP]", help="the knob and its candidate values")
     s.add_argument("--target", action="append", metavar="METRIC<X", help='e.g. "ttft_p90<1.0" (repeatable)')
-    s.add_argument("--seeds", type=int, default=10, help="seeds per candidate (default 10)")
+    s.add_argument("--seeds", type=_positive(int), default=10, help="seeds per candidate (default 10)")
     s.add_argument("--panel", required=True, help="the panel whose metrics must meet the targets")
     s.add_argument("--confidence", type=float, default=0.95, help="one-sided confidence of the bound (default 0.95)")
     s.add_argument("--ray", nargs="?", const=True, metavar="ADDRESS", help="run on Ray: a local cluster, or ADDRESS")
-    s.add_argument("--workers", type=int, help="local processes (default: every core) or Ray CPUs")
+    s.add_argument("--workers", type=_positive(int), help="local processes (default: every core) or Ray CPUs")
     s.add_argument("--json", action="store_true", help='print {"answer", "feasible", "margins", "runs"}')
     s.set_defaults(fn=lambda a: _sweep_cli().cmd_plan(a))
-
 
     s = sub.add_parser("replay", help="play a preset's stream against real Redis or nginx, beside the simulator")
     s.add_argument("preset", help="a cache preset (--against redis) or a rate-limit preset (--against nginx)")
     s.add_argument("--against", required=True, choices=("redis", "nginx"), help="the real system")
     s.add_argument("--address", metavar="HOST:PORT", help="a running Redis to use instead of starting one")
-    s.add_argument("--speed", type=float, default=1.0, help="virtual seconds per wall second (default 1)")
-    s.add_argument("--seed", type=int, help="stream seed (default: the preset's)")
-    s.add_argument("--duration", type=float, help="virtual seconds (default: the preset's)")
+    s.add_argument(
+        "--speed", type=_positive(float), default=1.0, help="virtual seconds per wall second, at most 100 (default 1)"
+    )
+    s.add_argument("--seed", type=_seed, help="stream seed, 0 to 2^53-1 (default: the preset's)")
+    s.add_argument(
+        "--duration", type=_duration, help=f"virtual seconds, at most {MAX_DURATION:g} (default: the preset's)"
+    )
     s.add_argument("--json", action="store_true", help="print the run as one JSON object")
     s.set_defaults(fn=cmd_replay)
 

@@ -12,9 +12,7 @@ from sweep import executors, grid, plan, plot, run, store
 
 
 def load_preset(name: str) -> presets.Preset:
-    if name.endswith(".toml") and Path(name).exists():
-        return presets.load_file(name)
-    return presets.load(name)
+    return presets.load(name)  # a name, or the path of a .toml file
 
 
 def _panels(text: str | None) -> list[str] | None:
