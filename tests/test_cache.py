@@ -389,7 +389,7 @@ def test_prefix_run_equals_snapshot_and_seek_back(preset):
     assert full.metrics() == short.metrics()
     full.check_invariants()
     if "opt" in full.panels:  # checkpoints stay cheap: OPT's look-ahead is shared, not copied
-        assert copy.deepcopy(full.panels)["opt"].cache.future is full.panels["opt"].cache.future
+        assert copy.deepcopy(full.panels)["opt"].cache.ahead is full.panels["opt"].cache.ahead
 
 
 def test_actions_are_deterministic_events():

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sims.core import api
 from sims.ratelimit import limiters
 
-arrivals = st.lists(st.floats(min_value=0.0, max_value=50.0, allow_nan=False), min_size=1, max_size=300).map(sorted)
+# trace times are decimals (here: microseconds), rates and windows tenths; the oracles are exact
+arrivals = st.lists(st.integers(0, 50_000_000).map(lambda us: us / 1e6), min_size=1, max_size=300).map(sorted)
+tenths = st.integers(min_value=2, max_value=200).map(lambda x: x / 10)
+
+
+def _dec(x: float) -> Fraction:
+    return Fraction(repr(x))
 
 
 def _admitted(limiter, times):
@@ -22,7 +30,9 @@ def _admitted(limiter, times):
 
 
 def _max_in(times, span):
-    """Most times in any half-open interval (s - span, s]."""
+    """Most times in any half-open interval (s - span, s], in exact decimal arithmetic."""
+    times = [_dec(t) for t in times]
+    span = _dec(span)
     best = 0
     j = 0
     for i, t in enumerate(times):
@@ -33,40 +43,42 @@ def _max_in(times, span):
 
 
 @settings(max_examples=150, deadline=None)
-@given(arrivals, st.floats(min_value=0.5, max_value=20.0), st.integers(min_value=1, max_value=20))
+@given(arrivals, tenths, st.integers(min_value=1, max_value=20))
+@example([0.1, 0.3, 0.5, 0.7], 5.0, 1)
 def test_token_bucket_never_exceeds_burst_plus_rate(times, rate, burst):
     got = _admitted(limiters.TokenBucket(rate, burst), times)
     for span in (0.1, 0.5, 1.0, 3.0):
-        assert _max_in(got, span) <= burst + rate * span + 1e-9
+        assert _max_in(got, span) <= burst + _dec(rate) * _dec(span)
 
 
 @settings(max_examples=150, deadline=None)
-@given(arrivals, st.integers(min_value=1, max_value=15), st.floats(min_value=0.2, max_value=5.0))
+@given(arrivals, st.integers(min_value=1, max_value=15), tenths)
 def test_sliding_log_never_exceeds_limit(times, limit, window):
     got = _admitted(limiters.SlidingLog(limit, window), times)
     assert _max_in(got, window) <= limit
 
 
 @settings(max_examples=150, deadline=None)
-@given(arrivals, st.integers(min_value=1, max_value=15), st.floats(min_value=0.2, max_value=5.0))
+@given(arrivals, st.integers(min_value=1, max_value=15), tenths)
 def test_fixed_window_bounds(times, limit, window):
     got = _admitted(limiters.FixedWindow(limit, window), times)
     per_window: dict[int, int] = {}
     for t in got:
-        per_window[int(t // window)] = per_window.get(int(t // window), 0) + 1
+        k = int(_dec(t) // _dec(window))
+        per_window[k] = per_window.get(k, 0) + 1
     assert max(per_window.values(), default=0) <= limit
     assert _max_in(got, window) <= 2 * limit
 
 
 @settings(max_examples=150, deadline=None)
-@given(arrivals, st.integers(min_value=1, max_value=15), st.floats(min_value=0.2, max_value=5.0))
+@given(arrivals, st.integers(min_value=1, max_value=15), tenths)
 def test_sliding_counter_bounds(times, limit, window):
     got = _admitted(limiters.SlidingCounter(limit, window), times)
     assert _max_in(got, window) <= 2 * limit
 
 
 @settings(max_examples=150, deadline=None)
-@given(arrivals, st.floats(min_value=0.5, max_value=20.0), st.integers(min_value=1, max_value=20))
+@given(arrivals, tenths, st.integers(min_value=1, max_value=20))
 def test_leaky_bucket_output_is_smooth(times, rate, burst):
     lim = limiters.LeakyBucket(rate, burst)
     got = _admitted(lim, times)
@@ -91,6 +103,44 @@ def test_token_bucket_exact_semantics():
         True,
         False,
     ]
+
+
+@pytest.mark.parametrize(
+    "make, times, want",
+    [
+        # 0.2 s at 5/s is one whole token; in floats (0.3 - 0.1) * 5 = 0.9999999999999999
+        (lambda: limiters.TokenBucket(5.0, 1.0), [0.1, 0.3, 0.5, 0.69, 0.7], [True, True, True, False, True]),
+        (lambda: limiters.TokenBucket(0.1, 1.0), [0.0, 9.99, 10.0], [True, False, True]),
+        (lambda: limiters.LeakyBucket(5.0, 1.0), [0.1, 0.3, 0.5, 0.69, 0.7], [True, True, True, False, True]),
+        # windows of 0.1 s: 0.3 starts window 3 (in floats 0.3 // 0.1 == 2.0)
+        (lambda: limiters.FixedWindow(1, 0.1), [0.2, 0.3, 0.3], [True, True, False]),
+        # (t - 0.2, t]: at 0.3 the admission at 0.1 is out (0.3 - 0.2 rounds to 0.09999999999999998)
+        (lambda: limiters.SlidingLog(1, 0.2), [0.1, 0.3], [True, True]),
+        # 0.3 and 0.31 share window 3 (floats put 0.3 in window 2 and admit both)
+        (lambda: limiters.SlidingCounter(1, 0.1), [0.0, 0.3, 0.31], [True, True, False]),
+    ],
+)
+def test_decimal_boundaries_are_exact(make, times, want):
+    lim = make()
+    got = []
+    for t in times:
+        got.append(lim.admit(t))
+        lim.check_invariants()
+    assert got == want
+
+
+def test_leaky_bucket_is_a_gcra_meter_at_its_boundary():
+    """Capacity ``burst``, drained at ``rate``/s; admitted iff the bucket holds <= burst - 1 after
+    draining. Burst 3 at 2/s: three at once fill it; it holds exactly 2 again 0.5 s later."""
+    lb = limiters.LeakyBucket(rate=2.0, burst=3.0)
+    assert [lb.admit(0.0) for _ in range(4)] == [True, True, True, False]
+    assert [lb.admit(0.4999), lb.admit(0.5), lb.admit(0.5)] == [False, True, False]
+    assert lb.state() == {"queued": 3, "capacity": 3.0}
+    assert lb.release_time(0.5) == 2.0  # the request admitted at 0.5 leaves when the bucket is empty
+    lb.check_invariants()
+    half = limiters.LeakyBucket(rate=1.0, burst=2.5)  # a meter, not a queue: room for 1.5 more
+    assert [half.admit(0.0), half.admit(0.0), half.admit(0.0)] == [True, True, False]
+    assert [half.admit(0.4), half.admit(0.5)] == [False, True]
 
 
 def test_sliding_log_counts_admitted_only_in_half_open_window():
@@ -129,3 +179,36 @@ def test_burst_action_event_counts_requests():
 def test_bad_bucket_arguments(cls):
     with pytest.raises(ValueError, match="burst >= 1"):
         cls(1.0, 0.0)
+
+
+def test_trace_replay_reads_decimal_times(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    trace = tmp_path / "times.txt"
+    trace.write_text("0.1\n0.3\n0.35\n")
+    cmd = [sys.executable, "-m", "sims", "trace", "ratelimit", "--policy", "token_bucket"]
+    out = subprocess.run(
+        [*cmd, "--rate", "5", "--burst", "1", "--trace", str(trace), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    assert json.loads(out.stdout) == {"policy": "token_bucket", "accepted": [0, 1], "accepted_count": 2}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.integers(0, 10**15).map(lambda n: n / 1e9),  # trace times: at most 9 decimals
+        st.floats(min_value=0.0, max_value=1e6, allow_nan=False),  # generated times
+    )
+)
+def test_ticks_is_the_decimal_repr_exactly(t):
+    from sims.ratelimit.exact import UNIT, ticks
+
+    assert ticks(t) == round(Fraction(repr(t)) * UNIT)

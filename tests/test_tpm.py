@@ -178,3 +178,20 @@ def test_bad_parameters_are_value_errors():
         _panel("tpm_reserve", client="sometimes")
     with pytest.raises(ValueError, match="workers"):
         _panel("tpm_shared", workers=0)
+
+
+def test_window_edges_are_exact_decimals():
+    """(t - 60, t] at t = 60.1 excludes a charge at 0.1: in floats 60.1 - 60 = 0.10000000000000142."""
+    from sims.ratelimit.exact import ticks
+    from sims.ratelimit.tpm_window import RequestLog
+
+    log = TokenLog(60.0)
+    log.add(0.1, 500)
+    assert log.wait(0.2, 0) == 59.9
+    log.expire(60.1)
+    assert log.total == 0
+    reqs = RequestLog(60.0)
+    reqs.times.append(ticks(0.1))
+    assert reqs.wait(60.0, 1) == 0.1
+    reqs.expire(60.1)
+    assert not reqs.times

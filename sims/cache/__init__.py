@@ -12,11 +12,13 @@ from typing import Any
 
 from sims.cache import arc, classic, lirs, opt, queues, redis  # noqa: F401  (registers the policies)
 from sims.cache.base import CachePolicy
-from sims.cache.panel import CachePanel, references
+from sims.cache.panel import CachePanel
 from sims.cache.writes import WritePanel, WritePolicy
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, policies, register_topic
 from sims.core.trace import TraceArg, TraceSpec, lines
+from sims.replace import Lookahead
+from sims.replace import references as references  # the stream's reference string, for OPT
 
 
 def eviction_policies() -> list[str]:
@@ -25,13 +27,14 @@ def eviction_policies() -> list[str]:
 
 
 def build_policy(name: str, size: int, params: dict[str, Any] | None = None, future: Any = ()) -> CachePolicy:
-    """An eviction policy by name; OPT gets ``future`` (the reference string it will see)."""
+    """An eviction policy by name; OPT gets ``future`` (the reference string it will see, or a
+    ``sims.replace.Lookahead`` over it)."""
     cls = get_policy("cache", name)
     if not (isinstance(cls, type) and issubclass(cls, CachePolicy)):
         raise ValueError(f"{name!r} is a write policy, not an eviction policy; valid: {', '.join(eviction_policies())}")
     extra = {k: v for k, v in (params or {}).items() if k in cls.PARAMS}
     if cls is opt.OPT:
-        extra["future"] = future
+        extra["ahead"] = future
     return cls(size, **extra)
 
 
@@ -39,7 +42,7 @@ def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
     cls = get_policy("cache", policy)
     if isinstance(cls, type) and issubclass(cls, WritePolicy):
         return WritePanel(name, params, ctx, cls)
-    future = opt.Future(references(ctx.events)) if cls is opt.OPT else ()
+    future = Lookahead.of_events(ctx.events) if cls is opt.OPT else ()
     cache = build_policy(policy, params["size"], params, future)
     if hasattr(cache, "use_rng"):  # a sampling policy draws from the panel's own generator
         cache.use_rng(ctx.rng("evict"))

@@ -1,273 +1,44 @@
-"""Classic eviction: LRU, FIFO, LFU, CLOCK (second chance) and SIEVE. O(1) per request each."""
+"""Classic eviction: LRU, FIFO, LFU and CLOCK from ``sims.replace`` (shared with paging), with
+the lists the cache view draws, and SIEVE. O(1) per request each."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
+from sims import replace
 from sims.cache.base import CachePolicy, seq
 from sims.core.registry import register_policy
 
 
 @register_policy("cache", "lru")
-class LRU(CachePolicy):
-    """Which key was used least recently? ``od`` holds the resident keys, least recent first."""
-
-    def __init__(self, size: int, **_: Any) -> None:
-        super().__init__(size)
-        self.od: OrderedDict[Hashable, None] = OrderedDict()
-
-    def access(self, key: Hashable) -> bool:
-        od = self.od
-        if key in od:
-            od.move_to_end(key)
-            return True
-        if len(od) >= self.size:
-            victim = od.popitem(False)[0]
-            if self.on_evict is not None:
-                self.on_evict(victim)
-        od[key] = None
-        return False
-
-    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
-        """``access`` inlined for runs of ``ref`` events (the 1M requests/s target)."""
-        od, size = self.od, self.size
-        move, pop = od.move_to_end, od.popitem
-        hits = requests = 0
-        for k in range(lo, hi):
-            ev = events[k]
-            if ev["kind"] != "ref":
-                r, h = CachePolicy.serve(self, events, k, k + 1)
-                requests += r
-                hits += h
-                continue
-            requests += 1
-            key = ev["key"]
-            if key in od:
-                move(key)
-                hits += 1
-                continue
-            if len(od) >= size:
-                victim = pop(False)[0]
-                if self.on_evict is not None:
-                    self.on_evict(victim)
-            od[key] = None
-        return requests, hits
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.od
-
-    def __len__(self) -> int:
-        return len(self.od)
+class LRU(replace.LRU, CachePolicy):
+    __doc__ = replace.LRU.__doc__
 
     def lists(self) -> list[dict]:
         return [seq("recency", self.od, len(self.od), "LRU first")]
 
 
 @register_policy("cache", "fifo")
-class FIFO(CachePolicy):
-    """Which key arrived first? ``od`` holds the resident keys in admission order; hits move nothing."""
-
-    def __init__(self, size: int, **_: Any) -> None:
-        super().__init__(size)
-        self.od: OrderedDict[Hashable, None] = OrderedDict()
-
-    def access(self, key: Hashable) -> bool:
-        od = self.od
-        if key in od:
-            return True
-        if len(od) >= self.size:
-            victim = od.popitem(False)[0]
-            if self.on_evict is not None:
-                self.on_evict(victim)
-        od[key] = None
-        return False
-
-    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
-        """``access`` inlined for runs of ``ref`` events (the 1M requests/s target)."""
-        od, size, pop = self.od, self.size, self.od.popitem
-        hits = requests = 0
-        for k in range(lo, hi):
-            ev = events[k]
-            if ev["kind"] != "ref":
-                r, h = CachePolicy.serve(self, events, k, k + 1)
-                requests += r
-                hits += h
-                continue
-            requests += 1
-            key = ev["key"]
-            if key in od:
-                hits += 1
-                continue
-            if len(od) >= size:
-                victim = pop(False)[0]
-                if self.on_evict is not None:
-                    self.on_evict(victim)
-            od[key] = None
-        return requests, hits
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.od
-
-    def __len__(self) -> int:
-        return len(self.od)
+class FIFO(replace.FIFO, CachePolicy):
+    __doc__ = replace.FIFO.__doc__
 
     def lists(self) -> list[dict]:
         return [seq("queue", self.od, len(self.od), "oldest first")]
 
 
 @register_policy("cache", "lfu")
-class LFU(CachePolicy):
-    """Which key was used least often while resident? ``buckets[f]`` holds the keys with count f,
-    least recent first (the tie-break); ``low`` is the smallest non-empty count. Counts are
-    forgotten on eviction, so a formerly hot set that moves away keeps its slots."""
-
-    def __init__(self, size: int, **_: Any) -> None:
-        super().__init__(size)
-        self.freq: dict[Hashable, int] = {}
-        self.buckets: dict[int, OrderedDict[Hashable, None]] = {}
-        self.low = 0
-
-    def access(self, key: Hashable) -> bool:
-        freq, buckets = self.freq, self.buckets
-        f = freq.get(key)
-        if f is not None:
-            b = buckets[f]
-            del b[key]
-            if not b:
-                del buckets[f]
-                if self.low == f:
-                    self.low = f + 1
-            nb = buckets.get(f + 1)
-            if nb is None:
-                nb = buckets[f + 1] = OrderedDict()
-            nb[key] = None
-            freq[key] = f + 1
-            return True
-        if len(freq) >= self.size:
-            b = buckets[self.low]
-            victim = b.popitem(False)[0]
-            if not b:
-                del buckets[self.low]
-            del freq[victim]
-            self._evicted(victim)
-        b1 = buckets.get(1)
-        if b1 is None:
-            b1 = buckets[1] = OrderedDict()
-        b1[key] = None
-        freq[key] = 1
-        self.low = 1
-        return False
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.freq
-
-    def __len__(self) -> int:
-        return len(self.freq)
-
-    def _ordered(self):
-        for f in sorted(self.buckets):
-            yield from self.buckets[f]
+class LFU(replace.LFU, CachePolicy):
+    __doc__ = replace.LFU.__doc__
 
     def lists(self) -> list[dict]:
-        keys = list(self._ordered())  # bounded by size; view() only
+        keys = self.resident()  # bounded by size; view() only
         return [seq("by count", keys, len(keys), "lowest count first, then LRU", marks=self.freq.__getitem__)]
-
-    def check_invariants(self) -> None:
-        super().check_invariants()
-        assert sum(len(b) for b in self.buckets.values()) == len(self.freq)
-        for f, b in self.buckets.items():
-            assert b, f"empty bucket {f}"
-            for k in b:
-                assert self.freq[k] == f
-        if self.freq:
-            assert self.low == min(self.buckets), (self.low, min(self.buckets))
 
 
 @register_policy("cache", "clock")
-class Clock(CachePolicy):
-    """LRU approximated by one bit per slot: a load and a hit set the slot's bit (R = 1 on load,
-    as a page table's hardware does, and as the paging topic's CLOCK does: one definition); on a
-    miss the hand sweeps, clearing set bits (a second chance), and evicts the first slot whose
-    bit is clear. Slots ``0..n-1`` are filled; ``where`` maps each resident key to its slot."""
-
-    def __init__(self, size: int, **_: Any) -> None:
-        super().__init__(size)
-        self.keys: list[Hashable] = [None] * size
-        self.ref = bytearray(size)
-        self.where: dict[Hashable, int] = {}
-        self.hand = 0
-
-    def access(self, key: Hashable) -> bool:
-        where = self.where
-        slot = where.get(key)
-        if slot is not None:
-            self.ref[slot] = 1
-            return True
-        n = len(where)
-        if n < self.size:
-            slot = n
-        else:
-            ref, size, hand = self.ref, self.size, self.hand
-            while ref[hand]:
-                ref[hand] = 0
-                hand += 1
-                if hand == size:
-                    hand = 0
-            slot = hand
-            victim = self.keys[slot]
-            del where[victim]
-            self.hand = hand + 1 if hand + 1 < size else 0
-            if self.on_evict is not None:
-                self.on_evict(victim)
-        self.keys[slot] = key
-        self.ref[slot] = 1
-        where[key] = slot
-        return False
-
-    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
-        """``access`` inlined for runs of ``ref`` events (the 1M requests/s target)."""
-        where, ref, keys, size = self.where, self.ref, self.keys, self.size
-        hits = requests = 0
-        for k in range(lo, hi):
-            ev = events[k]
-            if ev["kind"] != "ref":
-                r, h = CachePolicy.serve(self, events, k, k + 1)
-                requests += r
-                hits += h
-                continue
-            requests += 1
-            key = ev["key"]
-            slot = where.get(key)
-            if slot is not None:
-                ref[slot] = 1
-                hits += 1
-                continue
-            slot = len(where)
-            if slot >= size:
-                hand = self.hand
-                while ref[hand]:
-                    ref[hand] = 0
-                    hand += 1
-                    if hand == size:
-                        hand = 0
-                slot = hand
-                victim = keys[slot]
-                del where[victim]
-                self.hand = hand + 1 if hand + 1 < size else 0
-                if self.on_evict is not None:
-                    self.on_evict(victim)
-            keys[slot] = key
-            ref[slot] = 1
-            where[key] = slot
-        return requests, hits
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.where
-
-    def __len__(self) -> int:
-        return len(self.where)
+class Clock(replace.Clock, CachePolicy):
+    __doc__ = replace.Clock.__doc__
 
     def lists(self) -> list[dict]:
         n = len(self.where)
@@ -275,13 +46,6 @@ class Clock(CachePolicy):
 
     def extra(self) -> dict[str, Any]:
         return {"hand": self.hand}
-
-    def check_invariants(self) -> None:
-        super().check_invariants()
-        assert 0 <= self.hand < self.size
-        for k, s in self.where.items():
-            assert self.keys[s] == k
-        assert sorted(self.where.values()) == list(range(len(self.where)))
 
 
 @register_policy("cache", "sieve")

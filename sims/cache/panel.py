@@ -7,22 +7,14 @@ K, K+1, ..., K+N-1 (the "run a scan" action). Other kinds are ignored.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
 from typing import Any
 
-from sims.cache.base import CachePolicy, scan_keys
+from sims.cache.base import CachePolicy
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
+from sims.replace.base import references
 
-
-def references(events: list[dict]) -> Iterator[Hashable]:
-    """Every key the stream references, in order (scans expanded): what OPT looks ahead over."""
-    for ev in events:
-        kind = ev["kind"]
-        if kind == "ref":
-            yield ev["key"]
-        elif kind == "scan":
-            yield from scan_keys(ev)
+__all__ = ["CachePanel", "references"]
 
 
 class CachePanel(Panel):

@@ -49,29 +49,30 @@ class PagingPanel(Panel):
         while k < hi:
             stop = scans[i] if i < len(scans) and scans[i] < hi else hi
             if k < min(stop, cut):
-                refs, hits = self.policy.run(events, k, min(stop, cut))
+                refs, hits = self.policy.serve(events, k, min(stop, cut))
                 self.refs += refs
                 self.hits += hits
             for j in range(max(k, cut), stop):
                 if events[j]["kind"] == "ref":
-                    self._one(events[j]["key"], j)
+                    self._one(events[j]["key"])
             if stop < hi:
                 for page in scan_pages(events[stop]):
-                    self._one(page, stop)
+                    self._one(page)
                 i += 1
             k = stop + 1
         del self.recent[:-_RECENT]
 
     def on_event(self, ev: dict) -> None:
-        """An event outside the stream (e.g. injected by hand): refs and scans, no look-ahead."""
+        """An event outside the stream (e.g. injected by hand): refs and scans; OPT treats a page
+        it did not foresee as never used again."""
         if ev["kind"] == "ref":
-            self._one(ev["key"], -1)
+            self._one(ev["key"])
         elif ev["kind"] == "scan":
             for page in scan_pages(ev):
-                self._one(page, -1)
+                self._one(page)
 
-    def _one(self, page: int, pos: int) -> None:
-        hit = self.policy.access(page, pos)
+    def _one(self, page: int) -> None:
+        hit = self.policy.access(page)
         self.refs += 1
         self.hits += hit
         self.recent.append([page, bool(hit)])

@@ -1,9 +1,12 @@
 """Classic rate limiters: the mechanism of each is a few numbers of state and ``admit(t)``.
 
 Semantics (DESIGN.md): the token bucket starts full with ``burst`` tokens, refills continuously
-at ``rate``/s capped at ``burst``, each request costs 1 and is admitted iff >= 1 token; the fixed
-window counts per [kW, (k+1)W); the sliding log admits iff fewer than ``limit`` *admitted*
-requests lie in (t-W, t]. Every limiter's ``check_invariants`` asserts its own bound.
+at ``rate``/s capped at ``burst``, each request costs 1 and is admitted iff >= 1 token; the leaky
+bucket is a meter equivalent to GCRA (capacity ``burst``, drained at ``rate``/s, a request admitted
+iff the bucket holds <= burst - 1 after draining); the fixed window counts per [kW, (k+1)W); the
+sliding log admits iff fewer than ``limit`` *admitted* requests lie in (t-W, t]. Every limiter's
+``check_invariants`` asserts its own bound. Arithmetic is exact (``exact.py``): times as the
+decimals their repr shows, in integer ticks of 1e-20 s; rates, capacities and windows likewise.
 """
 
 from __future__ import annotations
@@ -11,11 +14,19 @@ from __future__ import annotations
 from collections import deque
 
 from sims.core.registry import Param, register_policy
+from sims.ratelimit.exact import UNIT, decimal, ticks
 
 _RATE = Param(float, 10.0, "refill or drain rate, per second")
 _BURST = Param(float, 10.0, "bucket capacity (token bucket) or queue length (leaky bucket)")
 _LIMIT = Param(int, 10, "requests allowed per window")
 _WINDOW = Param(float, 1.0, "window length, seconds")
+
+
+def _window_ticks(window: float) -> int:
+    w = ticks(window)
+    if w < 1:
+        raise ValueError(f"window must be positive, got {window!r}")
+    return w
 
 
 class Limiter:
@@ -43,22 +54,36 @@ class Limiter:
 
 @register_policy("ratelimit", "token_bucket")
 class TokenBucket(Limiter):
+    """Tokens are counted in integer units: one token is ``_one`` units and ``_fill`` units arrive
+    per time tick (``exact.ticks``), so a refill never rounds a boundary away."""
+
     PARAMS = {"rate": _RATE, "burst": _BURST}
 
     def __init__(self, rate: float, burst: float, **_: object) -> None:
         if rate < 0 or burst < 1:
             raise ValueError(f"token_bucket needs rate >= 0 and burst >= 1, got rate={rate!r} burst={burst!r}")
         self.rate, self.burst = rate, burst
-        self.tokens = burst  # starts full
-        self.last = 0.0
+        r, b = decimal(rate), decimal(burst)
+        self._one = UNIT * r.denominator * b.denominator  # units per token
+        self._fill = r.numerator * b.denominator  # units per time tick
+        self._cap = b.numerator * UNIT * r.denominator  # burst tokens, in units
+        self._units = self._cap  # starts full
+        self._last = 0  # time (ticks) of the last refill
+
+    @property
+    def tokens(self) -> float:
+        return self._units / self._one
 
     def admit(self, t: float) -> bool:
-        tokens = self.tokens + (t - self.last) * self.rate
-        self.tokens = tokens if tokens < self.burst else self.burst
-        self.last = t
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
+        tn = ticks(t)
+        have = self._units + (tn - self._last) * self._fill
+        if have > self._cap:
+            have = self._cap
+        self._last = tn
+        if have >= self._one:
+            self._units = have - self._one
             return True
+        self._units = have
         return False
 
     def bound(self, span: float) -> float:
@@ -68,12 +93,16 @@ class TokenBucket(Limiter):
         return {"tokens": self.tokens, "capacity": self.burst}
 
     def check_invariants(self) -> None:
-        assert -1e-9 <= self.tokens <= self.burst + 1e-9, self.tokens
+        assert 0 <= self._units <= self._cap, self._units
 
 
 @register_policy("ratelimit", "leaky_bucket")
 class LeakyBucket(Limiter):
-    """A FIFO queue of capacity ``burst`` drained at ``rate``/s; a full queue rejects."""
+    """The leaky bucket as a meter, equivalent to GCRA: the bucket holds ``_level`` units (one
+    request is ``_one``), drains ``_drain`` units per time tick, and admits a request iff it
+    holds at most burst - 1 requests after draining; an admitted request adds one. As a queue:
+    an admitted request leaves (``release_time``) when the bucket it topped up has drained, so
+    the output is spaced 1/rate apart."""
 
     PARAMS = {"rate": _RATE, "burst": _BURST}
 
@@ -81,30 +110,36 @@ class LeakyBucket(Limiter):
         if rate <= 0 or burst < 1:
             raise ValueError(f"leaky_bucket needs rate > 0 and burst >= 1, got rate={rate!r} burst={burst!r}")
         self.rate, self.capacity = rate, burst
-        self.departures: deque[float] = deque()  # release times of queued requests
-        self.next_free = 0.0
+        r, b = decimal(rate), decimal(burst)
+        self._one = UNIT * r.denominator * b.denominator  # units per request
+        self._drain = r.numerator * b.denominator  # units drained per time tick
+        self._room = (b.numerator - b.denominator) * UNIT * r.denominator  # burst - 1 requests, in units
+        self._level = 0
+        self._last = 0  # time (ticks) of the last drain
 
     def admit(self, t: float) -> bool:
-        q = self.departures
-        while q and q[0] <= t:
-            q.popleft()
-        if len(q) >= self.capacity:
-            return False
-        self.next_free = max(t, self.next_free) + 1.0 / self.rate
-        q.append(self.next_free)
-        return True
+        tn = ticks(t)
+        level = self._level - (tn - self._last) * self._drain
+        if level < 0:
+            level = 0
+        self._last = tn
+        if level <= self._room:
+            self._level = level + self._one
+            return True
+        self._level = level
+        return False
 
     def release_time(self, t: float) -> float:
-        return self.departures[-1]
+        return self._last / UNIT + self._level / self._drain / UNIT
 
     def bound(self, span: float) -> float:
         return self.rate * span + 1.0
 
     def state(self) -> dict:
-        return {"queued": len(self.departures), "capacity": self.capacity}
+        return {"queued": -(-self._level // self._one), "capacity": self.capacity}
 
     def check_invariants(self) -> None:
-        assert len(self.departures) <= self.capacity
+        assert 0 <= self._level <= self._room + self._one, self._level
 
 
 @register_policy("ratelimit", "fixed_window")
@@ -115,11 +150,12 @@ class FixedWindow(Limiter):
         if limit < 0 or window <= 0:
             raise ValueError(f"fixed_window needs limit >= 0 and window > 0, got {limit!r}, {window!r}")
         self.limit, self.window = limit, window
+        self._w = _window_ticks(window)
         self.k = 0  # current window index: [kW, (k+1)W)
         self.count = 0
 
     def admit(self, t: float) -> bool:
-        k = int(t // self.window)
+        k = ticks(t) // self._w
         if k != self.k:
             self.k, self.count = k, 0
         if self.count < self.limit:
@@ -145,14 +181,17 @@ class SlidingLog(Limiter):
         if limit < 0 or window <= 0:
             raise ValueError(f"sliding_log needs limit >= 0 and window > 0, got {limit!r}, {window!r}")
         self.limit, self.window = limit, window
-        self.log: deque[float] = deque()  # admitted times in (t - W, t]
+        self._w = _window_ticks(window)
+        self.log: deque[int] = deque()  # admitted times (ticks) in (t - W, t]
 
     def admit(self, t: float) -> bool:
         log = self.log
-        while log and log[0] <= t - self.window:
+        tn = ticks(t)
+        edge = tn - self._w
+        while log and log[0] <= edge:
             log.popleft()
         if len(log) < self.limit:
-            log.append(t)
+            log.append(tn)
             return True
         return False
 
@@ -177,17 +216,20 @@ class SlidingCounter(Limiter):
         if limit < 0 or window <= 0:
             raise ValueError(f"sliding_counter needs limit >= 0 and window > 0, got {limit!r}, {window!r}")
         self.limit, self.window = limit, window
+        self._w = _window_ticks(window)
         self.k = 0
         self.prev = 0
         self.curr = 0
 
     def admit(self, t: float) -> bool:
-        k = int(t // self.window)
+        tn = ticks(t)
+        w = self._w
+        k = tn // w
         if k != self.k:
             self.prev = self.curr if k == self.k + 1 else 0
             self.k, self.curr = k, 0
-        weight = 1.0 - (t - k * self.window) / self.window
-        if self.prev * weight + self.curr < self.limit:
+        # prev * (1 - elapsed / W) + curr < limit, multiplied through by W
+        if self.prev * (w - (tn - k * w)) + self.curr * w < self.limit * w:
             self.curr += 1
             return True
         return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sims.core.metrics import SlidingMax, ratio
 from sims.core.panel import Panel
+from sims.ratelimit.exact import ticks
 
 _RECENT = 60  # decisions kept for the view
 
@@ -16,7 +17,7 @@ class LimiterPanel(Panel):
         self.limiter = limiter
         self.requests = 0
         self.accepted = 0
-        self.peak = SlidingMax(params["measure_window"])
+        self.peak = SlidingMax(ticks(params["measure_window"]))  # in integer ticks, as the limiters count
         self.recent: list[list] = []  # [t, admitted]
 
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
@@ -38,7 +39,7 @@ class LimiterPanel(Panel):
                 ok = admit(t)
                 if ok:
                     self.accepted += 1
-                    peak.add(release(t))
+                    peak.add(ticks(release(t)))
                 if hi - k <= _RECENT:
                     self.recent.append([t, ok])
         del self.recent[:-_RECENT]

@@ -25,6 +25,7 @@ from math import ceil
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
 from sims.core.registry import Param, register_policy
+from sims.ratelimit.exact import ticks
 from sims.ratelimit.tpm_window import RequestLog, TokenLog
 
 CLIENTS = ("none", "immediate", "backoff", "retry_after")
@@ -76,13 +77,15 @@ class TpmPanel(Panel):
         self._heap: list[tuple] = []
         self._seq = 0
         self._why = ""  # why the last _admit said no: "rpm", "tpm" or "never"
+        self.now = 0  # the current attempt's time in ticks (exact.ticks), for _admit
         self.reqlog = RequestLog(self.window)  # admitted (and, with count_rejected, 429'd) times
-        self.actual: deque[tuple[float, int]] = deque()  # (t, actual tokens) admitted in the window
+        self._window_ticks = ticks(self.window)  # every window edge is compared in integer ticks
+        self.actual: deque[tuple[int, int]] = deque()  # (t in ticks, actual tokens) admitted in the window
         self.actual_total = 0  # their sum
         self.peak_actual = 0
         self.peak_counter = 0  # the most tokens the limiter's own counter held
-        self._measured: deque[float] = deque()  # admitted times in the measure window
-        self._measure_window = p["measure_window"]
+        self._measured: deque[int] = deque()  # admitted times (ticks) in the measure window
+        self._measure_window = ticks(p["measure_window"])
         self.max_in_window = 0
         self.count_rejected = p["count_rejected"]
         self.requests = self.accepted = self.rejected = 0
@@ -134,7 +137,8 @@ class TpmPanel(Panel):
         """One attempt at t: the hot path, so the window updates are written out inline."""
         self.attempts += 1
         log = self.actual
-        edge = t - self.window
+        tn = self.now = ticks(t)
+        edge = tn - self._window_ticks
         while log and log[0][0] <= edge:
             self.actual_total -= log.popleft()[1]
         out = ev["output_len"]
@@ -144,13 +148,13 @@ class TpmPanel(Panel):
             self.accepted += 1
             self.in_flight += 1
             self.tokens_admitted += actual
-            log.append((t, actual))
+            log.append((tn, actual))
             total = self.actual_total = self.actual_total + actual
             if total > self.peak_actual:
                 self.peak_actual = total
             mw = self._measured  # admitted times in (t - measure_window, t]
-            mw.append(t)
-            edge = t - self._measure_window
+            mw.append(tn)
+            edge = tn - self._measure_window
             while mw[0] <= edge:
                 mw.popleft()
             if len(mw) > self.max_in_window:
@@ -165,7 +169,7 @@ class TpmPanel(Panel):
         if why == "tpm" and self.actual_total + actual <= self.tpm:
             self.false_rejects += 1
         if self.count_rejected and self.rpm:
-            self.reqlog.times.append(t)
+            self.reqlog.times.append(tn)
         delay = None if self.client == "none" else self._delay(t, ev, n, why)
         if delay is None:
             self.rejected += 1
@@ -281,7 +285,8 @@ class _LocalWindow(TpmPanel):
         raise NotImplementedError
 
     def _admit(self, t: float, ev: dict) -> object | None:
-        edge = t - self.window
+        tn = self.now  # ticks(t), converted once per attempt
+        edge = tn - self._window_ticks
         rpm = self.rpm
         if rpm:
             times = self.reqlog.times
@@ -305,9 +310,9 @@ class _LocalWindow(TpmPanel):
             self._why = "tpm"
             return None
         if rpm:
-            times.append(t)
+            times.append(tn)
         self.tokens_charged += cost
-        e = [t, cost, True]
+        e = [tn, cost, True]
         log.append(e)
         total = c.total = c.total + cost
         if total > self.peak_counter:
@@ -371,7 +376,8 @@ class TpmPostDebit(TpmPanel):
                 return None
         c = self.counter
         log = c.log
-        edge = t - self.window
+        tn = self.now  # ticks(t), converted once per attempt
+        edge = tn - self._window_ticks
         while log and log[0][0] <= edge:  # c.expire(t)
             e = log.popleft()
             c.total -= e[1]
@@ -380,18 +386,19 @@ class TpmPostDebit(TpmPanel):
             self._why = "tpm"
             return None
         if rpm:
-            reqs.times.append(t)
+            reqs.times.append(tn)
         return True
 
     def _complete(self, t: float, handle: object, actual: int) -> None:
         c = self.counter
         log = c.log
-        edge = t - self.window
+        tn = ticks(t)
+        edge = tn - self._window_ticks
         while log and log[0][0] <= edge:  # c.expire(t)
             e = log.popleft()
             c.total -= e[1]
             e[2] = False
-        log.append([t, actual, True])  # c.add(t, actual)
+        log.append([tn, actual, True])  # c.add(t, actual)
         total = c.total = c.total + actual
         self.tokens_charged += actual
         if total > self.peak_counter:
@@ -454,7 +461,8 @@ class TpmShared(TpmPanel):
         self.next_worker = w + 1 if w + 1 < self.n else 0
         c = self.counter
         log = c.log
-        edge = t - self.window
+        tn = self.now  # ticks(t), converted once per attempt
+        edge = tn - self._window_ticks
         while log and log[0][0] <= edge:  # c.expire(t): the truth's window, for peak_counter
             e = log.popleft()
             c.total -= e[1]
@@ -481,9 +489,9 @@ class TpmShared(TpmPanel):
         self.local_tokens[w] += cost
         self.local_reqs[w] += 1
         if rpm:
-            self.reqlog.times.append(t)
+            self.reqlog.times.append(tn)
         self.tokens_charged += cost
-        e = [t, cost, True]  # c.add(t, cost)
+        e = [tn, cost, True]  # c.add(t, cost)
         log.append(e)
         total = c.total = c.total + cost
         if total > self.peak_counter:

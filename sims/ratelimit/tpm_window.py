@@ -2,28 +2,31 @@
 
 ``TokenLog`` holds charges in (t - window, t], oldest first, with ``total`` their exact integer
 sum; a charge can be settled (reconciled) later, and settling an expired entry changes nothing.
-``RequestLog`` holds request times the same way for the RPM limit.
+``RequestLog`` holds request times the same way for the RPM limit. Times are kept as integer
+ticks (``exact.ticks``: the decimal of each time, exactly), so a window edge never rounds away.
 """
 
 from __future__ import annotations
 
 from collections import deque
 
+from sims.ratelimit.exact import UNIT, ticks
+
 
 class TokenLog:
-    """Charges ``[t, tokens, live]`` in time order; ``total`` = sum of live tokens in the window."""
+    """Charges ``[t in ticks, tokens, live]`` in time order; ``total`` = sum of live tokens in the window."""
 
     __slots__ = ("window", "log", "total")
 
     def __init__(self, window: float) -> None:
-        self.window = window
+        self.window = ticks(window)  # ticks
         self.log: deque[list] = deque()
         self.total = 0
 
     def expire(self, t: float) -> None:
         """Drop entries at or before t - window (they left the window (t - W, t])."""
         log = self.log
-        edge = t - self.window
+        edge = ticks(t) - self.window
         while log and log[0][0] <= edge:
             e = log.popleft()
             self.total -= e[1]
@@ -31,7 +34,7 @@ class TokenLog:
 
     def add(self, t: float, tokens: int) -> list:
         """Charge ``tokens`` at t (t never before the newest entry); returns the entry."""
-        e = [t, tokens, True]
+        e = [ticks(t), tokens, True]
         self.log.append(e)
         self.total += tokens
         return e
@@ -50,7 +53,7 @@ class TokenLog:
         for e in self.log:
             freed += e[1]
             if self.total - freed <= room:
-                return e[0] + self.window - t
+                return (e[0] + self.window - ticks(t)) / UNIT
         return None
 
     def check_invariants(self) -> None:
@@ -59,17 +62,17 @@ class TokenLog:
 
 
 class RequestLog:
-    """Request times in (t - window, t], oldest first."""
+    """Request times (ticks) in (t - window, t], oldest first."""
 
     __slots__ = ("window", "times")
 
     def __init__(self, window: float) -> None:
-        self.window = window
-        self.times: deque[float] = deque()
+        self.window = ticks(window)  # ticks
+        self.times: deque[int] = deque()
 
     def expire(self, t: float) -> None:
         times = self.times
-        edge = t - self.window
+        edge = ticks(t) - self.window
         while times and times[0] <= edge:
             times.popleft()
 
@@ -79,4 +82,4 @@ class RequestLog:
         over = len(times) - limit
         if over < 0:
             return 0.0
-        return times[over] + self.window - t
+        return (times[over] + self.window - ticks(t)) / UNIT

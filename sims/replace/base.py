@@ -1,0 +1,91 @@
+"""The replacement mechanism: a resident set of at most ``size`` keys (any hashable).
+
+``access(key)`` returns True on a hit; on a miss it admits the key (demand fetch: the key is
+resident afterwards), evicting one resident key first when the set is full, and reports each
+victim through ``on_evict``. ``serve(events, lo, hi)`` runs a stream slice (``ref`` keys, ``scan``
+ranges; other kinds skipped) and returns (references, hits); FIFO, LRU and CLOCK inline ``access``
+there, and a property test holds every fast path to one ``access`` per reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator
+
+MAX_SCAN = 1_000_000  # keys in one scan event
+
+
+def scan_keys(ev: dict) -> range:
+    """The keys of a ``{"kind": "scan", "start": K, "length": N}`` event: K, K+1, ..., K+N-1.
+    The event carries everything needed, so every panel sees the same keys."""
+    start, length = ev.get("start"), ev.get("length")
+    for name, v in (("start", start), ("length", length)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"scan event at t={ev.get('t')}: field {name!r} must be an integer, got {v!r}")
+    if not 0 <= length <= MAX_SCAN:
+        raise ValueError(f"scan event at t={ev.get('t')}: length must be in [0, {MAX_SCAN}], got {length}")
+    return range(start, start + length)
+
+
+def references(events: list[dict]) -> Iterator[Hashable]:
+    """Every key the stream references, in order (scans expanded): what OPT looks ahead over."""
+    for ev in events:
+        kind = ev["kind"]
+        if kind == "ref":
+            yield ev["key"]
+        elif kind == "scan":
+            yield from scan_keys(ev)
+
+
+class Replacement:
+    """Base class: the capacity, the eviction hook and the generic stream loop. A policy keeps
+    its resident keys in the structure its decision needs and asserts it in ``check_invariants``."""
+
+    policy_name = ""
+    size_name = "size"  # how errors name the capacity ("cache size", "frames")
+
+    def __init__(self, size: int) -> None:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"{self.size_name} must be an integer >= 1, got {size!r}")
+        self.size = size
+        self.on_evict: Callable[[Hashable], None] | None = None  # called with each victim
+
+    def access(self, key: Hashable) -> bool:
+        raise NotImplementedError
+
+    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
+        """Serve the references in events[lo:hi] and return (references, hits)."""
+        access = self.access
+        hits = requests = 0
+        for k in range(lo, hi):
+            ev = events[k]
+            kind = ev["kind"]
+            if kind == "ref":
+                requests += 1
+                if access(ev["key"]):
+                    hits += 1
+            elif kind == "scan":
+                for key in scan_keys(ev):
+                    requests += 1
+                    if access(key):
+                        hits += 1
+        return requests, hits
+
+    def resident(self) -> list[Hashable]:
+        """The resident keys, the next victim first where the policy has one."""
+        raise NotImplementedError
+
+    def __contains__(self, key: Hashable) -> bool:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def _evicted(self, key: Hashable) -> None:
+        if self.on_evict is not None:
+            self.on_evict(key)
+
+    def check_invariants(self) -> None:
+        assert 0 <= len(self) <= self.size, (self.policy_name, len(self), self.size)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(size={self.size}, resident={len(self)})"
