@@ -271,7 +271,7 @@ def _trace(tmp_path, text: str | bytes) -> str:
         ('{"t":NaN,"kind":"ref","key":1}\n', ":1: field 't': expected a finite number"),
         ('{"t":1e308,"kind":"ref","key":1}\n', ":1: field 't': expected seconds in [0, 86400]"),
         ('{"t":-1,"kind":"ref","key":1}\n', ":1: field 't': expected seconds in [0, 86400]"),
-        ('{"t":1,"kind":"ref","key":1}\n{"t":0.5,"kind":"ref","key":1}\n', ":2: field 't': 0.5 goes backwards"),
+        ('{"t":1,"kind":"ref","key":1}\n{"t":0.5,"kind":"ref","key":1}\n', ":2: time 0.5 goes backwards"),
         ('{"t":1,"kind":"zap","key":1}\n', ":1: field 'kind': expected one of ref, scan"),
         ('{"t":1,"kind":"alloc","id":1,"size":8}\n', ":1: field 'kind': expected one of ref, scan"),
         ('{"t":1,"kind":"ref","key":' + "9" * 5000 + "}\n", ":1: field 'key': an integer of 5000 digits"),

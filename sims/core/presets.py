@@ -127,8 +127,8 @@ def _seconds(value: Any, where: str, *, positive: bool = False, limit: float = M
     """A finite number of seconds in [0, limit] (or (0, limit] when ``positive``)."""
     value = _check(value, float, where)
     if value < 0 or (positive and value == 0) or value > limit:
-        lo = "> 0" if positive else ">= 0"
-        raise PresetError(f"{where}: expected seconds {lo} and <= {limit:g}, got {value!r}")
+        what = "a positive number of seconds" if positive else "a number of seconds >= 0"
+        raise PresetError(f"{where}: expected {what} (at most {limit:g}), got {value!r}")
     return value
 
 
@@ -192,9 +192,12 @@ def parse_preset(raw: dict, path: str) -> Preset:
             cls = registry.get_policy(topic, policy)
             specs = dict(topic_obj.panel_params) | dict(getattr(cls, "PARAMS", {}))
             params = resolve_params(specs, praw, "panel")
-            _dry_build(topic_obj, policy, pname, params, seed, duration)
         except ValueError as exc:
             raise PresetError(f"{pw}: {exc}") from None
+        try:
+            _dry_build(topic_obj, policy, pname, params, seed, duration)
+        except ValueError as exc:
+            raise PresetError(f"{pw}: panel {pname!r}: {exc}") from None
         panels.append(PanelSpec(pname, policy, params))
         panel_specs.append(specs)
     events = []

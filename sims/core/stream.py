@@ -182,7 +182,7 @@ def read(path: str | Path, expect: dict[str, dict[str, str]] | None = None) -> l
         if not (math.isfinite(t) and 0 <= t <= MAX_DURATION):
             raise TraceError(f"{where}: field 't': expected seconds in [0, {MAX_DURATION:g}], got {show(t)}")
         if t < last:
-            raise TraceError(f"{where}: field 't': {t!r} goes backwards (previous {last!r})")
+            raise TraceError(f"{where}: time {t!r} goes backwards (previous {last!r}) in field 't'")
         kind = ev.get("kind")
         if not isinstance(kind, str):
             raise TraceError(f"{where}: field 'kind': expected a string, got {show(kind)}")

@@ -42,34 +42,56 @@ class TraceSpec:
 
 
 def read_lines(path: str | Path, max_chars: int = MAX_LINE_CHARS) -> Iterator[tuple[int, str]]:
-    """(line number, text without its line ending) for every line of ``path``, read one line at a
-    time. Unreadable files, over-long lines and bytes that are not UTF-8 raise TraceError."""
+    """(line number, text without its line ending) for every line of ``path``, read in 1 MiB
+    blocks, so memory stays bounded: a line still unfinished after ``4 * max_chars`` bytes is
+    refused before more is read. Unreadable files, over-long lines and bytes that are not UTF-8
+    raise TraceError naming the file and the line."""
     path = Path(path)
     try:
         f = open(path, "rb")  # noqa: SIM115 (closed in the finally below, also when the caller stops early)
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    limit = 4 * max_chars + 2  # UTF-8 is at most 4 bytes a character
     try:
-        n, limit = 0, 4 * max_chars + 2  # UTF-8 is at most 4 bytes a character
+        n, rest = 0, b""
         while True:
             try:
-                raw = f.readline(limit)
+                block = f.read(1 << 20)
             except OSError as exc:  # a directory, a device that cannot be read
                 raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-            if not raw:
-                return
+            if not block:
+                break
+            data = rest + block
+            cut = data.rfind(b"\n") + 1
+            rest = data[cut:]
+            if len(rest) >= limit:
+                line = n + data.count(b"\n") + 1
+                raise TraceError(f"{path}:{line}: line longer than {max_chars} characters; is this a trace file?")
+            if cut:
+                for text in _decode(path, n, data[:cut]).split("\n")[:-1]:
+                    n += 1
+                    yield n, _checked(path, n, text, max_chars)
+        if rest:
             n += 1
-            if len(raw) >= limit and not raw.endswith(b"\n"):
-                raise TraceError(f"{path}:{n}: line longer than {max_chars} characters; is this a trace file?")
-            try:
-                text = raw.rstrip(b"\r\n").decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise TraceError(f"{path}:{n}: not UTF-8 text (byte {exc.start} of the line)") from None
-            if len(text) > max_chars:
-                raise TraceError(f"{path}:{n}: line longer than {max_chars} characters; is this a trace file?")
-            yield n, text
+            yield n, _checked(path, n, _decode(path, n - 1, rest), max_chars)
     finally:
         f.close()
+
+
+def _decode(path: Path, n: int, data: bytes) -> str:
+    """``data`` (whole lines after line ``n``) as text; the first bad line is named."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = n + data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
+        raise TraceError(f"{path}:{line}: not UTF-8 text (byte {col} of the line)") from None
+
+
+def _checked(path: Path, n: int, text: str, max_chars: int) -> str:
+    if len(text) > max_chars:
+        raise TraceError(f"{path}:{n}: line longer than {max_chars} characters; is this a trace file?")
+    return text[:-1] if text.endswith("\r") else text
 
 
 def lines(path: str | Path) -> Iterator[tuple[int, str]]:

@@ -25,33 +25,45 @@ def read_pages(path: Path) -> array:
     line. Read line by line into 8 bytes a page, so memory stays near the size of the file."""
     pages = array("q")
     for n, text in lines(path):
-        for tok in text.split():
+        try:
+            pages.extend(map(int, text.split()))  # the fast path: a line of plain integers
+            if text.isascii():
+                continue
+        except (ValueError, OverflowError):
+            pass
+        for tok in text.split():  # find the token at fault (or refuse digits int() reads but we do not)
+            if not (tok.isascii() and len(tok) <= 20):
+                raise bad_token(path, n, "a page number (a 64-bit integer)", tok)
             try:
-                page = int(tok) if tok.isascii() and len(tok) <= 20 else None
-                pages.append(page)
-            except (ValueError, TypeError, OverflowError):
+                array("q", [int(tok)])
+            except (ValueError, OverflowError):
                 raise bad_token(path, n, "a page number (a 64-bit integer)", tok) from None
     return pages
 
 
 class _Refs:
     """The trace as a read-only stream of ref events, made one at a time from ``pages``, so a
-    5M-reference trace never holds 5M event dicts."""
+    5M-reference trace never holds 5M event dicts. Indexing returns one reused dict: the
+    replacement policies read an event's fields at once and keep none of them."""
 
-    __slots__ = ("pages",)
+    __slots__ = ("pages", "_ev")
 
     def __init__(self, pages: array) -> None:
         self.pages = pages
+        self._ev = {"t": 0.0, "kind": "ref", "key": 0}
 
     def __len__(self) -> int:
         return len(self.pages)
 
     def __getitem__(self, k: int) -> dict:
-        return {"t": float(k + 1), "kind": "ref", "key": self.pages[k]}
+        ev = self._ev
+        ev["t"] = float(k + 1)
+        ev["key"] = self.pages[k]
+        return ev
 
     def __iter__(self):
-        for k, page in enumerate(self.pages):
-            yield {"t": float(k + 1), "kind": "ref", "key": page}
+        for k in range(len(self.pages)):
+            yield self[k]
 
 
 def _run_trace(policy: str, args: dict, path: Path) -> dict:
