@@ -121,7 +121,7 @@ def create_app(dist: Path, limits: Limits | None = None, gpu: bool = False, host
         limits.run_timeout,
         warm="warm",
         nice=limits.worker_nice,
-        label="contention-run",
+        label="run-worker",
     )
     # trace downloads: one worker each, no queue (429 beyond); the timeout bounds each chunk
     app.state.trace_pool = WorkerPool(
@@ -131,7 +131,7 @@ def create_app(dist: Path, limits: Limits | None = None, gpu: bool = False, host
         limits.run_timeout,
         warm="warm",
         nice=limits.worker_nice,
-        label="contention-trace",
+        label="trace-worker",
     )
     app.state.gpu = Gpu(gpu, limits)
     return HttpPolicy(_AbortedStream(app))

@@ -28,7 +28,7 @@ class Gpu:
                 queue=0,
                 timeout=self.limits.gpu_timeout,
                 nice=0,
-                label="contention-gpu",
+                label="gpu-worker",
             )
             self._pool.start()
         return self._pool

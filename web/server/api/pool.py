@@ -88,7 +88,7 @@ def _exit_with_parent() -> None:
 def _worker_main(conn: Connection, module: str, warm: str | None, nice: int, label: str) -> None:
     """The worker loop: receive (function name, kwargs), send back a tagged result."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the parent decides
-    try:  # the name `ps` and `top` show (Linux), e.g. contention-run
+    try:  # the name `ps` and `top` show (Linux), e.g. run-worker
         with open("/proc/self/comm", "w") as comm:
             comm.write(label[:15])
     except OSError:
@@ -161,7 +161,7 @@ class WorkerPool:
         *,
         warm: str | None = None,
         nice: int = 10,
-        label: str = "contention-job",
+        label: str = "worker",
     ) -> None:
         self.module = module
         self.size = size
