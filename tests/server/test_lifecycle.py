@@ -166,8 +166,6 @@ def test_failed_build_leaves_no_stamp(tmp_path):
 
 
 def test_ensure_built_uses_site_build_once(tmp_path, monkeypatch):
-    import site_build
-
     built = []
 
     def fake_build(out: Path, progress=None) -> Path:
@@ -176,7 +174,7 @@ def test_ensure_built_uses_site_build_once(tmp_path, monkeypatch):
         built.append(out)
         return out
 
-    monkeypatch.setattr(site_build, "build", fake_build)
+    monkeypatch.setattr(server_build, "site_builder", lambda: fake_build)
     dist = tmp_path / "dist"
     out = io.StringIO()
     assert "does not exist" in server_build.ensure_built(dist, out)
@@ -216,3 +214,19 @@ def test_bad_host_is_one_line(tmp_path, host):
     assert len(errors) == 1 and host in errors[0], proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "dist").exists()
+
+
+def test_no_import_cycle_between_the_server_and_the_site_build():
+    """The server calls one function of the site build, lazily; the site build never imports the
+    server, and importing the server does not import the site build."""
+    site = server_build.site_builder().__module__.split(".")[0]
+    code = (
+        "import sys\n"
+        f"import {site}\n"
+        "assert not [m for m in sys.modules if m.startswith('web.server')], 'the site build imports the server'\n"
+        "del sys.modules[" + repr(site) + "]\n"
+        "import web.server.app, web.server.build\n"
+        f"assert {site!r} not in sys.modules, 'the server imports the site build at import time'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
