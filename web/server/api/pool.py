@@ -386,9 +386,12 @@ class WorkerPool:
             _result(reply)
 
     async def _receive(self, w: _Worker, timeout: float) -> tuple | None:
-        """The worker's next message, or None after ``timeout`` seconds. (uvloop's add_reader
-        makes the fd non-blocking, and may wake up with nothing to read: the fd is made blocking
-        again before a message is read whole, and a wake-up without data waits again.)"""
+        """The worker's next message, or None after ``timeout`` seconds. The loop only waits
+        for the pipe to turn readable; the message is read in a thread, because a large one (a
+        trace chunk) may still be arriving while a worker at low priority waits for a CPU, and
+        a blocking read there would stall every other request. (uvloop's add_reader also makes
+        the fd non-blocking, and may wake up with nothing to read: hence the blocking mode and
+        the poll before the read.)"""
         loop = asyncio.get_running_loop()
         fd = w.conn.fileno()
         deadline = loop.time() + timeout
@@ -402,12 +405,11 @@ class WorkerPool:
             finally:
                 loop.remove_reader(fd)
             try:
-                os.set_blocking(fd, True)
-                if not w.conn.poll():
-                    continue
-                return w.conn.recv()
+                message = await loop.run_in_executor(None, _read, w.conn)
             except (EOFError, OSError):
                 raise WorkerDied(_death(w)) from None
+            if message is not _NOTHING:
+                return message
 
     async def _call(self, w: _Worker, message: object, timeout: float) -> tuple:
         try:
@@ -420,6 +422,15 @@ class WorkerPool:
             self.timeouts += 1
             raise JobTimeout(f"the job ran past {timeout:g} s")
         return reply
+
+
+_NOTHING = object()
+
+
+def _read(conn: Connection) -> Any:
+    """One whole message from ``conn`` (blocking), or _NOTHING when there is none yet."""
+    os.set_blocking(conn.fileno(), True)
+    return conn.recv() if conn.poll() else _NOTHING
 
 
 def _death(w: _Worker) -> str:
