@@ -154,3 +154,19 @@ def test_client_gone_mid_download_frees_its_worker(server):
         r = httpx.get(f"{server.url}/api/trace/{PRESET}", params={"duration": 5}, timeout=30)
         assert r.status_code == 200 and r.text.endswith("\n")
     assert "Traceback" not in server.log_text()
+
+
+def test_trace_worker_killed_mid_download_cuts_the_transfer(server):
+    with pytest.raises(httpx.RemoteProtocolError):  # never a complete-looking file
+        with httpx.stream("GET", f"{server.url}/api/trace/cache-scan", params={"duration": 3000}, timeout=30) as r:
+            assert r.status_code == 200
+            for i, _ in enumerate(r.iter_bytes()):
+                if i == 0:
+                    for pid in server.worker_pids("trace"):
+                        os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: "trace download of cache-scan ended early" in server.log_text(), 10)
+    wait_until(lambda: len(server.worker_pids("trace")) == 2, 20)
+    r = httpx.get(f"{server.url}/api/trace/{PRESET}", params={"duration": 5}, timeout=30)
+    assert r.status_code == 200
+    log = server.log_text()
+    assert "Traceback" not in log and "internal error" not in log
