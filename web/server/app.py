@@ -29,6 +29,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount
 
+from web.server.api import catalog
 from web.server.api.errors import ApiError, StreamAborted
 from web.server.api.gpu import Gpu
 from web.server.api.pool import WorkerPool
@@ -91,6 +92,7 @@ def create_app(dist: Path, limits: Limits | None = None, gpu: bool = False, host
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        catalog.index()  # logs each preset file that does not load, once
         app.state.pool.start()
         app.state.trace_pool.start()
         log.info("%d worker processes, queue %d, run timeout %g s", limits.workers, limits.queue, limits.run_timeout)

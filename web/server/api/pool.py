@@ -117,10 +117,10 @@ def _worker_main(conn: Connection, module: str, warm: str | None, nice: int, lab
                 reply = _stream(conn, result)
             else:
                 reply = ("ok", result)
+        except _ParentGone:
+            return
         except ValueError as exc:
             reply = ("rejected", str(exc), getattr(exc, "limit", None), getattr(exc, "field", None))
-        except (BrokenPipeError, EOFError, OSError):
-            return  # the parent went away mid-stream
         except Exception as exc:  # a bug in a simulation: reported, the worker lives on
             reply = ("failed", f"{type(exc).__name__}: {exc}")
         try:
@@ -129,12 +129,20 @@ def _worker_main(conn: Connection, module: str, warm: str | None, nice: int, lab
             return
 
 
+class _ParentGone(Exception):
+    """In a worker: the pipe to the parent broke in the middle of a stream."""
+
+
 def _stream(conn: Connection, items: Iterator) -> tuple:
     """Send ``items`` one at a time, each only after the parent asked for more; ``("end",)`` or
     ``("stopped",)`` when the parent asked to stop."""
     for item in items:
-        conn.send(("item", item))
-        if conn.recv() != "more":
+        try:
+            conn.send(("item", item))
+            more = conn.recv() == "more"
+        except (EOFError, OSError):
+            raise _ParentGone from None
+        if not more:
             items.close()
             return ("stopped",)
     return ("end",)
