@@ -34,11 +34,11 @@ class Server:
 
     def worker_pids(self, kind: str = "run") -> list[int]:
         """The server's worker processes of one kind (``run``, ``trace``, ``gpu`` or ``all``),
-        from /proc: children started by multiprocessing, named ``contention-KIND``."""
+        from /proc: children started by multiprocessing, named ``KIND-worker``."""
         path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
         children = [int(p) for p in path.read_text().split()] if path.exists() else []
         workers = [pid for pid in children if b"spawn_main" in cmdline(pid)]  # not the resource tracker
-        return workers if kind == "all" else [pid for pid in workers if comm(pid) == f"contention-{kind}"]
+        return workers if kind == "all" else [pid for pid in workers if comm(pid) == f"{kind}-worker"]
 
 
 def cmdline(pid: int) -> bytes:

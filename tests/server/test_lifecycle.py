@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -165,8 +166,6 @@ def test_failed_build_leaves_no_stamp(tmp_path):
 
 
 def test_ensure_built_uses_site_build_once(tmp_path, monkeypatch):
-    import site_build
-
     built = []
 
     def fake_build(out: Path, progress=None) -> Path:
@@ -175,7 +174,7 @@ def test_ensure_built_uses_site_build_once(tmp_path, monkeypatch):
         built.append(out)
         return out
 
-    monkeypatch.setattr(site_build, "build", fake_build)
+    monkeypatch.setattr(server_build, "site_builder", lambda: fake_build)
     dist = tmp_path / "dist"
     out = io.StringIO()
     assert "does not exist" in server_build.ensure_built(dist, out)
@@ -183,3 +182,51 @@ def test_ensure_built_uses_site_build_once(tmp_path, monkeypatch):
     assert server_build.ensure_built(dist, out) is None
     assert built == [dist]
     assert "building the site" in out.getvalue() and "built" in out.getvalue()
+
+
+# -- the address is bound before anything starts ------------------------------------------------
+def serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTENTION_")}
+    cmd = [sys.executable, "-m", "sims", "serve", "--dist", str(tmp_path / "dist"), *args]
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_port_in_use_is_one_line_before_any_build_or_worker(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        t0 = time.monotonic()
+        proc = serve(tmp_path, "--port", str(port))
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: cannot listen on 127.0.0.1:") and "in use" in lines[0]
+    assert "Traceback" not in proc.stderr and "worker" not in proc.stderr
+    assert not (tmp_path / "dist").exists()  # refused before building
+    assert time.monotonic() - t0 < 20  # no worker was started (each one imports and warms up)
+
+
+@pytest.mark.parametrize("host", ["256.1.1.1", "no-such-host.invalid"])
+def test_bad_host_is_one_line(tmp_path, host):
+    proc = serve(tmp_path, "--host", host, "--port", str(free_port()))
+    assert proc.returncode == 2, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error")]
+    assert len(errors) == 1 and host in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "dist").exists()
+
+
+def test_no_import_cycle_between_the_server_and_the_site_build():
+    """The server calls one function of the site build, lazily; the site build never imports the
+    server, and importing the server does not import the site build."""
+    site = server_build.site_builder().__module__.split(".")[0]
+    code = (
+        "import sys\n"
+        f"import {site}\n"
+        "assert not [m for m in sys.modules if m.startswith('web.server')], 'the site build imports the server'\n"
+        "del sys.modules[" + repr(site) + "]\n"
+        "import web.server.app, web.server.build\n"
+        f"assert {site!r} not in sys.modules, 'the server imports the site build at import time'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .loadgen import run_load
+from .loadgen import run_downloads, run_load
 
 REQUESTS = 200
 
@@ -23,3 +23,13 @@ def test_200_concurrent_runs_lose_nothing_and_health_stays_fast(main_server):
     assert report["health_errors"] == 0
     assert report["health_samples"] >= 10
     assert report["health_ms"]["p99"] < 100, report["health_ms"]
+
+
+def test_two_large_downloads_keep_health_fast(main_server):
+    """Two downloads at the main server's event bound (290,000 events, 11 MB each) at once."""
+    report = run_downloads(main_server.url, 2, "cache-scan", 290, main_server.proc.pid)
+    print(report)
+    assert report["statuses"] == [200, 200] and min(report["bytes"]) > 11_000_000
+    assert report["health_errors"] == 0 and report["health_samples"] >= 10
+    assert report["health_ms"]["p99"] < 100, report["health_ms"]
+    assert report["rss_peak"]["server_kb"] - report["rss_before"]["server_kb"] < 10_000, report

@@ -29,6 +29,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount
 
+from web.server.api import catalog
 from web.server.api.errors import ApiError, StreamAborted
 from web.server.api.gpu import Gpu
 from web.server.api.pool import WorkerPool
@@ -91,6 +92,7 @@ def create_app(dist: Path, limits: Limits | None = None, gpu: bool = False, host
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        catalog.index()  # logs each preset file that does not load, once
         app.state.pool.start()
         app.state.trace_pool.start()
         log.info("%d worker processes, queue %d, run timeout %g s", limits.workers, limits.queue, limits.run_timeout)
@@ -121,7 +123,7 @@ def create_app(dist: Path, limits: Limits | None = None, gpu: bool = False, host
         limits.run_timeout,
         warm="warm",
         nice=limits.worker_nice,
-        label="contention-run",
+        label="run-worker",
     )
     # trace downloads: one worker each, no queue (429 beyond); the timeout bounds each chunk
     app.state.trace_pool = WorkerPool(
@@ -131,7 +133,7 @@ def create_app(dist: Path, limits: Limits | None = None, gpu: bool = False, host
         limits.run_timeout,
         warm="warm",
         nice=limits.worker_nice,
-        label="contention-trace",
+        label="trace-worker",
     )
     app.state.gpu = Gpu(gpu, limits)
     return HttpPolicy(_AbortedStream(app))

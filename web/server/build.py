@@ -130,13 +130,23 @@ def run_build(dist: Path, build: Callable, out: TextIO | None = None) -> None:
     bar.close(f"built {dist} in {time.monotonic() - bar.t0:.1f} s")
 
 
-def ensure_built(dist: Path, out: TextIO | None = None) -> str | None:
-    """Build ``dist`` with ``site_build.build`` when missing or stale; returns the reason it
-    built, or None when it was up to date."""
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: web/server/build.py
+
+
+def site_builder() -> Callable:
+    """The one function of the site build that the server calls, ``build(out[, progress])``.
+    Imported here, lazily, and nowhere else in the server: the site build never imports the
+    server, so the two packages do not depend on each other."""
     import site_build
 
-    reason = stale_reason(dist, Path(site_build.ROOT))
+    return site_build.build
+
+
+def ensure_built(dist: Path, out: TextIO | None = None) -> str | None:
+    """Build ``dist`` with the site builder when missing or stale; returns the reason it
+    built, or None when it was up to date."""
+    reason = stale_reason(dist, ROOT)
     if reason is not None:
         print(f"{reason}: building the site", file=out or sys.stderr, flush=True)
-        run_build(dist, site_build.build, out)
+        run_build(dist, site_builder(), out)
     return reason

@@ -21,7 +21,8 @@ class Unavailable(presets.PresetError):
 
 
 def _broken(name: str, exc: Exception) -> Unavailable:
-    message = str(exc) if isinstance(exc, presets.PresetError) else f"{name}: {type(exc).__name__}: {exc}"
+    where = presets.PRESET_DIR / f"{name}.toml"
+    message = str(exc) if isinstance(exc, presets.PresetError) else f"{where}: {type(exc).__name__}: {exc}"
     if (name, message) not in _logged:
         _logged.add((name, message))
         log.warning("preset %s is unavailable: %s", name, message)

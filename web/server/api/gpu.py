@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from web.server.api.pool import JobFailed, JobTimeout, WorkerPool
+from web.server.api.pool import JobFailed, JobTimeout, Stopping, WorkerPool
 from web.server.config import Limits
 
 NO_FLAG = "the server was started without --gpu (run `contention serve --gpu`)"
@@ -28,7 +28,7 @@ class Gpu:
                 queue=0,
                 timeout=self.limits.gpu_timeout,
                 nice=0,
-                label="contention-gpu",
+                label="gpu-worker",
             )
             self._pool.start()
         return self._pool
@@ -44,7 +44,7 @@ class Gpu:
             if self._status is None:
                 try:
                     self._status = await self.pool().run("status", timeout=120.0)
-                except (JobFailed, JobTimeout) as exc:  # not cached: the next request probes again
+                except (JobFailed, JobTimeout, Stopping) as exc:  # not cached: the next request probes again
                     return {"available": False, "device": None, "reason": f"the GPU probe failed: {exc}"}
         return self._status
 

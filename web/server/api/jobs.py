@@ -98,5 +98,13 @@ def trace_chunks(preset: str, seed: int, duration: float, max_events: int, chunk
 
 def warm() -> int:
     """Load every preset once, so the first real job pays no start-up cost. A broken preset is
-    skipped here (a worker must start anyway; the server logs it) and reported when asked for."""
-    return sum(1 for item in catalog.index() if item["available"])
+    skipped here (a worker must start anyway; the server process logs it at start-up) and
+    reported when someone asks for it."""
+    loaded = 0
+    for name in presets.preset_names():
+        try:
+            presets.load(name)
+            loaded += 1
+        except Exception:
+            pass
+    return loaded

@@ -88,7 +88,7 @@ def _exit_with_parent() -> None:
 def _worker_main(conn: Connection, module: str, warm: str | None, nice: int, label: str) -> None:
     """The worker loop: receive (function name, kwargs), send back a tagged result."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the parent decides
-    try:  # the name `ps` and `top` show (Linux), e.g. contention-run
+    try:  # the name `ps` and `top` show (Linux), e.g. run-worker
         with open("/proc/self/comm", "w") as comm:
             comm.write(label[:15])
     except OSError:
@@ -117,10 +117,10 @@ def _worker_main(conn: Connection, module: str, warm: str | None, nice: int, lab
                 reply = _stream(conn, result)
             else:
                 reply = ("ok", result)
+        except _ParentGone:
+            return
         except ValueError as exc:
             reply = ("rejected", str(exc), getattr(exc, "limit", None), getattr(exc, "field", None))
-        except (BrokenPipeError, EOFError, OSError):
-            return  # the parent went away mid-stream
         except Exception as exc:  # a bug in a simulation: reported, the worker lives on
             reply = ("failed", f"{type(exc).__name__}: {exc}")
         try:
@@ -129,12 +129,20 @@ def _worker_main(conn: Connection, module: str, warm: str | None, nice: int, lab
             return
 
 
+class _ParentGone(Exception):
+    """In a worker: the pipe to the parent broke in the middle of a stream."""
+
+
 def _stream(conn: Connection, items: Iterator) -> tuple:
     """Send ``items`` one at a time, each only after the parent asked for more; ``("end",)`` or
     ``("stopped",)`` when the parent asked to stop."""
     for item in items:
-        conn.send(("item", item))
-        if conn.recv() != "more":
+        try:
+            conn.send(("item", item))
+            more = conn.recv() == "more"
+        except (EOFError, OSError):
+            raise _ParentGone from None
+        if not more:
             items.close()
             return ("stopped",)
     return ("end",)
@@ -161,7 +169,7 @@ class WorkerPool:
         *,
         warm: str | None = None,
         nice: int = 10,
-        label: str = "contention-job",
+        label: str = "worker",
     ) -> None:
         self.module = module
         self.size = size
@@ -386,9 +394,12 @@ class WorkerPool:
             _result(reply)
 
     async def _receive(self, w: _Worker, timeout: float) -> tuple | None:
-        """The worker's next message, or None after ``timeout`` seconds. (uvloop's add_reader
-        makes the fd non-blocking, and may wake up with nothing to read: the fd is made blocking
-        again before a message is read whole, and a wake-up without data waits again.)"""
+        """The worker's next message, or None after ``timeout`` seconds. The loop only waits
+        for the pipe to turn readable; the message is read in a thread, because a large one (a
+        trace chunk) may still be arriving while a worker at low priority waits for a CPU, and
+        a blocking read there would stall every other request. (uvloop's add_reader also makes
+        the fd non-blocking, and may wake up with nothing to read: hence the blocking mode and
+        the poll before the read.)"""
         loop = asyncio.get_running_loop()
         fd = w.conn.fileno()
         deadline = loop.time() + timeout
@@ -402,12 +413,11 @@ class WorkerPool:
             finally:
                 loop.remove_reader(fd)
             try:
-                os.set_blocking(fd, True)
-                if not w.conn.poll():
-                    continue
-                return w.conn.recv()
+                message = await loop.run_in_executor(None, _read, w.conn)
             except (EOFError, OSError):
                 raise WorkerDied(_death(w)) from None
+            if message is not _NOTHING:
+                return message
 
     async def _call(self, w: _Worker, message: object, timeout: float) -> tuple:
         try:
@@ -420,6 +430,15 @@ class WorkerPool:
             self.timeouts += 1
             raise JobTimeout(f"the job ran past {timeout:g} s")
         return reply
+
+
+_NOTHING = object()
+
+
+def _read(conn: Connection) -> Any:
+    """One whole message from ``conn`` (blocking), or _NOTHING when there is none yet."""
+    os.set_blocking(conn.fileno(), True)
+    return conn.recv() if conn.poll() else _NOTHING
 
 
 def _death(w: _Worker) -> str:
