@@ -345,8 +345,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     out = _folder(args.out, "--out")
-    site_build = _edge("site_build", "site")
-    site_build.build(out)
+    _edge("sitebuild", "site").build(out)
     return 0
 
 
@@ -373,11 +372,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _check_bind(args.host, args.port)
     server = _edge("web.server", "serve")
     return server.main(host=args.host, port=args.port, gpu=args.gpu, dist=dist) or 0
-
-
-def cmd_gpu(args: argparse.Namespace) -> int:
-    gpu_cli = _edge("gpu_backend.cli", "gpu")
-    return gpu_cli.main(args.gpu_args) or 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -499,11 +493,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the run as one JSON object")
     s.set_defaults(fn=cmd_replay)
 
-    s = sub.add_parser("gpu", help="GPU replay, calibration and benchmarks (gpu extra)", add_help=False)
-    s.add_argument(
-        "gpu_args", nargs=argparse.REMAINDER, help="calibrate | bench | replay ... (see `contention gpu --help`)"
-    )
-    s.set_defaults(fn=cmd_gpu)
+    # listed for --help only: main() hands everything after `gpu` to gpu_backend's own parser
+    sub.add_parser("gpu", help="GPU replay, calibration and benchmarks (gpu extra; see `contention gpu --help`)")
     return p
 
 

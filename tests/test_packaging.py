@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-TOP_LEVEL_OK = {"sims", "web", "gpu_backend", "contention_harness", "site_build"}  # site_build: until it is a package
+TOP_LEVEL_OK = {"sims", "web", "sitebuild", "gpu_backend", "contention_harness", "sweep", "realsys"}
 
 
 def checkout(*args: str) -> dict:

@@ -1,8 +1,8 @@
 """Build dist/ before serving when it is missing or stale, with a progress bar on the terminal.
 
-Stale means: some source file (under sims/, presets/, templates/, web/static/, or web/bridge.py,
-site_build.py itself, or package-lock.json, which pins Pyodide) is newer than the stamp file that
-a finished build leaves in dist/. The stamp is written last,
+Stale means: some source file of the build (``sitebuild.SOURCES``: sims/, presets/, the site build
+with its templates, web/static/, web/pyodide/, or package-lock.json, which pins Pyodide) is newer
+than the stamp file that a finished build leaves in dist/. The stamp is written last,
 so an interrupted build is rebuilt next time.
 """
 
@@ -16,8 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-STAMP = ".contention-build"
-SOURCES = ("sims", "presets", "templates", "web/static", "web/bridge.py", "site_build.py", "package-lock.json")
+from sitebuild import SOURCES, STAMP  # standard library only at import
 
 
 def newest_source(root: Path) -> tuple[float, Path | None]:
@@ -130,23 +129,13 @@ def run_build(dist: Path, build: Callable, out: TextIO | None = None) -> None:
     bar.close(f"built {dist} in {time.monotonic() - bar.t0:.1f} s")
 
 
-ROOT = Path(__file__).resolve().parents[2]  # the checkout: web/server/build.py
-
-
-def site_builder() -> Callable:
-    """The one function of the site build that the server calls, ``build(out[, progress])``.
-    Imported here, lazily, and nowhere else in the server: the site build never imports the
-    server, so the two packages do not depend on each other."""
-    import site_build
-
-    return site_build.build
-
-
 def ensure_built(dist: Path, out: TextIO | None = None) -> str | None:
-    """Build ``dist`` with the site builder when missing or stale; returns the reason it
+    """Build ``dist`` with ``sitebuild.build`` when missing or stale; returns the reason it
     built, or None when it was up to date."""
-    reason = stale_reason(dist, ROOT)
+    import sitebuild
+
+    reason = stale_reason(dist, Path(sitebuild.ROOT))
     if reason is not None:
         print(f"{reason}: building the site", file=out or sys.stderr, flush=True)
-        run_build(dist, site_builder(), out)
+        run_build(dist, sitebuild.build, out)
     return reason
