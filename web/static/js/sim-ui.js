@@ -104,7 +104,10 @@ export function buildUI(sim) {
   ui.banner = el("p", { class: "cs-banner", role: "alert", hidden: true });
   ui.stepNote = el("p", { class: "cs-step-note", role: "status", "aria-live": "polite", hidden: true });
   const extras = el("div", { class: "cs-extras" });
-  if (full) {
+  const knob = sim.getAttribute("knob"); // one control only (a figure in the prose)
+  if (knob) {
+    for (const c of (m.controls || []).filter((c) => c.target === knob)) extras.append(controlUI(sim, c));
+  } else if (full) {
     for (const c of m.controls || []) extras.append(controlUI(sim, c));
     m.actions?.forEach((a, i) =>
       extras.append(
@@ -123,7 +126,7 @@ export function buildUI(sim) {
     m.watch_for && sim.getAttribute("caption") !== "false"
       ? el("p", { class: "cs-watch" }, el("strong", { text: "Watch for: " }), ui.watch)
       : "";
-  const picker = full && !sim.constructor.shadow && m.panels.length > 2 ? panelPicker(sim) : ""; // an embed shows what its writer chose
+  const picker = full && !knob && !sim.constructor.shadow && m.panels.length > 2 ? panelPicker(sim) : ""; // an embed shows what its writer chose
   const grid = el("div", { class: "cs-panels", "data-count": String(sim.panelNames.length) });
   sim.keyMetrics = new Set(m.key_metrics || []);
   for (const name of sim.panelNames) {
