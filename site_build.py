@@ -236,6 +236,7 @@ def build(out: Path, progress: Progress | None = None) -> Path:
             root="", translation=content["translation"], presets=all_presets, **common
         ),
     )
+    _write(out / "404.html", env.get_template("404.html").render(root="/", **common))  # served for any path
     (out / "static" / "presets" / "index.json").write_text(json.dumps(sorted(metas)))
     # embeds (issue 8, web/embed_build.py): dist/embed.js, embed/PRESET/, examples/, docs/embedding.md
     from web import embed_build
