@@ -175,3 +175,50 @@ def test_no_quiz_answer_is_within_one_percent_of_a_wrong_one():
             for name, v in a["values"].items():
                 if name not in a["answer"]:
                     assert abs(v - best) > 0.01 * abs(best), (topic, q["preset"], q["metric"], name, v, best)
+
+
+def test_the_panel_picker_keeps_the_place_and_the_link_records_it(page, server):
+    """balance-skewed shows its claim's two panels; ticking a third reruns to the same moment."""
+    page.goto(f"{server}play/balance-skewed/#t=12")
+    wait_live(page)
+    assert sim_eval(page, "return sim.panelNames;") == ["round_robin", "p2c"]
+    page.locator('.cs-picker input[value="least_connections"]').check()
+    page.wait_for_function("() => document.querySelector('contention-sim').panelNames.length === 3")
+    wait_live(page)
+    snap = sim_eval(page, "await sim.whenLive(); return await sim.snapshot();")
+    assert snap["t"] == 12 and list(snap["panels"]) == ["round_robin", "least_connections", "p2c"], snap["t"]
+    page.click("[data-copy-link]")
+    assert "panels=round_robin,least_connections,p2c" in page.url and "t=12" in page.url, page.url
+
+
+def test_a_parameter_change_keeps_the_time_and_the_previous_run(page, server):
+    page.goto(f"{server}play/balance-herd/#t=10")
+    wait_live(page)
+    before = sim_eval(page, "return sim.charts.data.xs.length;")
+    sim_eval(
+        page,
+        "const s = sim.querySelector('input[data-target=\"defaults.stale\"]');"
+        " s.value = '0.1'; s.dispatchEvent(new Event('input')); s.dispatchEvent(new Event('change'));"
+        " await new Promise((r) => setTimeout(r, 50)); await sim.whenLive();",
+    )
+    s = sim_eval(
+        page,
+        "return {t: sim.t, ghost: sim.charts.ghost ? sim.charts.ghost.xs.length : 0, watch: sim.ui.watch.textContent};",
+    )
+    assert s["t"] == 10 and s["ghost"] == before > 0, s
+    assert "every 0.1 s" in s["watch"], s["watch"]  # the watch-for text quotes the live value
+    screenshot(page, "retune-balance-herd")
+
+
+def test_step_goes_to_a_notable_event_and_says_what_happened(page, server):
+    page.goto(f"{server}play/cache-scan/#t=5&panels=lru,arc")
+    wait_live(page)
+    r = sim_eval(page, "return await sim.step();")
+    assert r["t"] > 5 and r["text"].startswith("At "), r
+    assert "misses" in r["text"], r["text"]
+    assert page.locator(".cs-step-note").inner_text() == r["text"]
+    # paused "break it" moves the run on, so its effect shows
+    t0 = sim_eval(page, "return sim.t;")
+    sim_eval(page, "await sim.inject(0);")
+    s = sim_eval(page, "return {t: sim.t, actions: sim.actions};")
+    assert s["t"] > t0 and s["actions"][0][1] == round(s["actions"][0][1], 3), s
