@@ -56,8 +56,11 @@ def test_every_claim_holds_in_the_browser_at_its_time(page, server):
     assert not failures, "\n".join(failures)
 
 
-def test_charts_have_distinct_colours_axis_titles_and_three_ticks(page, server):
-    """Every preset page with all its panels on (up to nine lines a chart), from the build's frames."""
+def test_charts_have_distinct_colours_axis_titles_and_three_ticks(browser, server):
+    """Every preset page with all its panels on (up to nine lines a chart), from the build's frames;
+    a screenshot of each at 1366x900."""
+    ctx = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = ctx.new_page()
     failures = []
     for p in presets.all_presets():
         page.goto(f"{server}play/{p.name}/#panels={','.join(p.panel_names())}&t=0")
@@ -80,8 +83,10 @@ def test_charts_have_distinct_colours_axis_titles_and_three_ticks(page, server):
                 assert c["title"] and c["xTitle"], c
                 assert len(c["yTicks"]) >= 3, c
                 assert all(t and "," not in t for t in c["yTicks"]), c["yTicks"]  # compact: no "0,000"
+            screenshot(page, f"1366-{p.name}")
         except Exception as exc:
             failures.append(f"{p.name}: {str(exc)[:300]}")
+    ctx.close()
     assert not failures, "\n".join(failures)
 
 
@@ -103,6 +108,10 @@ def test_two_panels_side_by_side_on_a_phone(browser, server):
         )
         assert min(targets) >= 44, targets
         screenshot(page, f"phone-{name}")
+    for p in presets.all_presets():  # every preset page at phone size, for people to look at
+        page.goto(f"{server}play/{p.name}/")
+        page.wait_for_function("() => document.querySelector('contention-sim').firstFrameAt")
+        screenshot(page, f"390-{p.name}")
     ctx.close()
 
 
