@@ -81,4 +81,6 @@ test("a recent ratio is the counters' difference over the window", () => {
   assert.deepEqual(d.display(true), ["hit_ratio_window"]);
   d.apply({ from: 2, rows: [] }); // a seek back truncates
   assert.equal(d.xs.length, 2);
+  d.apply({ from: 2, rows: [[1, { lru: [10, 1] }]], columns: ["requests", "hit_ratio"] }); // by name
+  assert.deepEqual([d.values("hit_ratio", 0)[2], d.values("requests", 0)[2], d.values("hits", 0)[2]], [1, 10, null]);
 });
