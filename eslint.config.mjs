@@ -22,6 +22,10 @@ export default [
     },
   },
   {
+    files: ["tests/browser/js/**/*.mjs", "eslint.config.mjs"],
+    languageOptions: { ecmaVersion: 2024, sourceType: "module", globals: { ...globals.node } },
+  },
+  {
     // a classic script for the embedding page, written for old browsers
     files: ["web/static/embed/resize.js"],
     languageOptions: { sourceType: "script" },

@@ -124,8 +124,9 @@ def _scroll_to(page, i: int) -> None:
 
 def test_post_loads_lazily_and_off_screen_widgets_stay_paused(post):
     page = post
-    page.wait_for_function(
-        "() => customElements.get('contention-sim') && document.querySelectorAll('contention-sim')[4].meta"
+    page.wait_for_function(  # every widget has built its UI (after its meta and its topic's renderers)
+        "() => customElements.get('contention-sim') && document.querySelectorAll('contention-sim').length === 5"
+        " && [...document.querySelectorAll('contention-sim')].every((e) => e.ui)"
     )
     n = page.evaluate("document.querySelectorAll('contention-sim').length")
     assert n == 5

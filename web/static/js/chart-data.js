@@ -45,11 +45,13 @@ export class ChartData {
       for (const per of this.raw) for (const arr of per) arr.length = from;
       changed = true;
     }
+    // rows name their columns; a session of fewer panels may chart other metrics than the meta's
+    const at = batch.columns ? this.columns.map((c) => batch.columns.indexOf(c)) : this.columns.map((_, c) => c);
     for (const [t, byPanel] of rows) {
       this.xs.push(t);
       for (const [k, name] of this.panels.entries()) {
         const vals = byPanel[name];
-        for (const [c, arr] of this.raw[k].entries()) arr.push(vals ? (vals[c] ?? null) : null);
+        for (const [c, arr] of this.raw[k].entries()) arr.push(vals && at[c] >= 0 ? (vals[at[c]] ?? null) : null);
       }
       changed = true;
     }

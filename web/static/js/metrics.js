@@ -58,14 +58,16 @@ export function formatMetric(name, v, units) {
   return fmt(v);
 }
 
+/** Decimals that write every multiple of `step` exactly (at most 4). */
+function decimals(step) {
+  for (let d = 0; d < 4; d++) if (Math.abs(step * 10 ** d - Math.round(step * 10 ** d)) < 1e-6) return d;
+  return 4;
+}
+
 /** Compact tick labels that fit a narrow axis: 0.5, 12, 1.5k, 100k, 2.5M; ratios as 45%. */
 export function formatTick(v, kind, step = 0) {
   if (v === null || v === undefined || !Number.isFinite(v)) return "";
-  if (kind === "ratio") {
-    const pct = v * 100;
-    const digits = step && step * 100 < 1 ? Math.min(2, Math.ceil(-Math.log10(step * 100))) : 0;
-    return `${pct.toFixed(digits)}%`;
-  }
+  if (kind === "ratio") return `${(v * 100).toFixed(step ? decimals(step * 100) : 0)}%`;
   const a = Math.abs(v);
   const trim = (x, d) => String(Number(x.toFixed(d)));
   if (a >= 1e9) return `${trim(v / 1e9, 1)}G`;
@@ -73,8 +75,7 @@ export function formatTick(v, kind, step = 0) {
   if (a >= 1e4) return `${trim(v / 1e3, 1)}k`;
   if (a >= 1000) return `${trim(v / 1e3, 2)}k`;
   if (a === 0) return "0";
-  const d = step > 0 ? Math.max(0, Math.min(6, Math.ceil(-Math.log10(step) - 1e-9))) : 3;
-  return trim(v, d);
+  return step > 0 ? v.toFixed(decimals(step)) : trim(v, 3);
 }
 
 /** Nice ticks: at least `min` (3) values from lo to hi, a step of 1, 2 or 5 x 10^k. */

@@ -9,7 +9,6 @@ import { ceilTime, parseActions, parseOverrides, parsePanels } from "./link.js";
 import { claimOf, defaultPanels, loadMeta } from "./meta.js";
 import { Poster, frameDiffs } from "./poster.js";
 import { buildUI, el, readTheme, renderFrame, showSpeed, watchText } from "./sim-ui.js";
-import { describeStep, isNotable } from "./steps.js";
 import { panelColors } from "./palette.js";
 import { loadTopic } from "./render.js";
 
@@ -67,6 +66,7 @@ export class ContentionSim extends HTMLElement {
   async step() {
     await this.whenLive();
     this.pause();
+    const { describeStep, isNotable } = await import("./steps.js"); // loaded on the first step
     const before = this.frame;
     let f = before;
     let events = 0;

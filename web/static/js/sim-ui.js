@@ -104,7 +104,10 @@ export function buildUI(sim) {
   ui.banner = el("p", { class: "cs-banner", role: "alert", hidden: true });
   ui.stepNote = el("p", { class: "cs-step-note", role: "status", "aria-live": "polite", hidden: true });
   const extras = el("div", { class: "cs-extras" });
-  if (full) {
+  const knob = sim.getAttribute("knob"); // one control only (a figure in the prose)
+  if (knob) {
+    for (const c of (m.controls || []).filter((c) => c.target === knob)) extras.append(controlUI(sim, c));
+  } else if (full) {
     for (const c of m.controls || []) extras.append(controlUI(sim, c));
     m.actions?.forEach((a, i) =>
       extras.append(
@@ -123,7 +126,10 @@ export function buildUI(sim) {
     m.watch_for && sim.getAttribute("caption") !== "false"
       ? el("p", { class: "cs-watch" }, el("strong", { text: "Watch for: " }), ui.watch)
       : "";
-  const picker = full && !sim.constructor.shadow && m.panels.length > 2 ? panelPicker(sim) : ""; // an embed shows what its writer chose
+  const picker = el("div", { class: "cs-picker-slot" });
+  // the panel picker (not in an embed, which shows what its writer chose), loaded after first paint
+  if (full && !knob && !sim.constructor.shadow && m.panels.length > 2)
+    import("./picker.js").then((mod) => picker.replaceWith(mod.panelPicker(sim)));
   const grid = el("div", { class: "cs-panels", "data-count": String(sim.panelNames.length) });
   sim.keyMetrics = new Set(m.key_metrics || []);
   for (const name of sim.panelNames) {
@@ -166,29 +172,6 @@ export function buildUI(sim) {
   );
   sim.root.append(ui.wrap);
   return ui;
-}
-
-/** Checkboxes for the panels: the claim's are on by default, the others one click away. */
-function panelPicker(sim) {
-  const box = el("fieldset", { class: "cs-picker" }, el("legend", { text: "Panels" }));
-  for (const p of sim.meta.panels) {
-    const on = sim.panelNames.includes(p.name);
-    const input = el("input", {
-      type: "checkbox",
-      value: p.name,
-      checked: on,
-      onchange: () => {
-        const chosen = [...box.querySelectorAll("input:checked")].map((i) => i.value);
-        if (!chosen.length) {
-          input.checked = true; // at least one panel
-          return;
-        }
-        sim.choosePanels(chosen).catch(() => {});
-      },
-    });
-    box.append(el("label", { class: "cs-pick", style: `--cs-panel-color:${sim.colorOf(p.name)}` }, input, el("span", { text: p.name })));
-  }
-  return box;
 }
 
 function controlUI(sim, c) {

@@ -1,0 +1,86 @@
+// Unit checks of the front end's pure modules under Node (no browser): the URL codec, the palette,
+// ticks and tick labels, and the windowed ratios. Run by tests/browser/test_js_units.py.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ceilTime, formatActions, linkHash, parseActions, parseOverrides } from "../../../web/static/js/link.js";
+import { panelColors } from "../../../web/static/js/palette.js";
+import { formatTick, metricInfo, niceRange, niceTicks } from "../../../web/static/js/metrics.js";
+import { ChartData } from "../../../web/static/js/chart-data.js";
+
+test("links round-trip and keep times on the millisecond", () => {
+  assert.deepEqual(parseOverrides("workload.rate=5;defaults.size=50;x=abc"), { "workload.rate": 5, "defaults.size": 50, x: "abc" });
+  assert.deepEqual(
+    parseActions(
+      formatActions([
+        [0, 12.5],
+        [1, 7.123456],
+      ]),
+    ),
+    [
+      [0, 12.5],
+      [1, 7.123],
+    ],
+  );
+  assert.equal(ceilTime(12.5001), 12.501);
+  assert.equal(ceilTime(12.5), 12.5);
+  const h = linkHash({ seed: 8, speed: 2, t: 12.50004, panels: ["a", "b"], defaultPanels: ["a", "b"], overrides: {}, actions: [[0, 3.2]] });
+  assert.equal(h, "seed=8&speed=2&t=12.5&actions=0@3.2");
+  assert.match(
+    linkHash({ seed: 1, speed: 1, t: 0, panels: ["b"], defaultPanels: ["a", "b"], overrides: { "defaults.size": 3 }, actions: [] }),
+    /panels=b&o.defaults.size=3/,
+  );
+});
+
+test("panel colours never repeat, at any count, light and dark", () => {
+  for (const dark of [false, true])
+    for (let n = 1; n <= 40; n++) {
+      const c = panelColors(n, dark);
+      assert.equal(new Set(c).size, n, `${n} panels, dark=${dark}`);
+    }
+});
+
+test("at least three nice ticks, and labels that fit", () => {
+  for (const [lo, hi] of [
+    [0.4, 0.41],
+    [0, 1],
+    [0, 100000],
+    [3, 3],
+    [0, 0],
+    [1.02, 1.13],
+    [-5, 5],
+  ]) {
+    const [a, b] = niceRange(lo, hi, "count");
+    assert.ok(a <= lo && b >= hi && b > a, `${lo}..${hi} -> ${a}..${b}`);
+    assert.ok(niceTicks(a, b).ticks.length >= 3, `${a}..${b}`);
+  }
+  assert.equal(formatTick(100000, "count", 20000), "100k");
+  assert.equal(formatTick(10000, "count", 2000), "10k");
+  assert.equal(formatTick(0.45, "ratio", 0.05), "45%");
+  assert.equal(formatTick(0.005, "ratio", 0.0025), "0.50%");
+  assert.equal(metricInfo("hit_ratio_window").title, "hit ratio, recent");
+  assert.equal(metricInfo("p99_latency").unit, "s");
+  assert.equal(metricInfo("max_load_ratio", { max_load_ratio: { unit: "×", format: "number" } }).unit, "×");
+});
+
+test("a recent ratio is the counters' difference over the window", () => {
+  const d = new ChartData(["hit_ratio"], ["lru"], ["hit_ratio", "hits", "requests"], { hit_ratio: ["hits", "requests"] }, 20);
+  assert.equal(d.windowSeconds, 1);
+  // cumulative: 10 hits of 10 requests by t=1, then no hits for the next 10 requests
+  d.apply({
+    from: 0,
+    rows: [
+      [0, { lru: [0, 0, 0] }],
+      [0.5, { lru: [1, 5, 5] }],
+      [1, { lru: [1, 10, 10] }],
+      [1.5, { lru: [0.67, 10, 15] }],
+      [2, { lru: [0.5, 10, 20] }],
+    ],
+  });
+  assert.deepEqual(d.values("hit_ratio_window", 0), [null, 1, 1, 0.5, 0]);
+  assert.deepEqual(d.values("hit_ratio", 0), [0, 1, 1, 0.67, 0.5]);
+  assert.deepEqual(d.display(true), ["hit_ratio_window"]);
+  d.apply({ from: 2, rows: [] }); // a seek back truncates
+  assert.equal(d.xs.length, 2);
+  d.apply({ from: 2, rows: [[1, { lru: [10, 1] }]], columns: ["requests", "hit_ratio"] }); // by name
+  assert.deepEqual([d.values("hit_ratio", 0)[2], d.values("requests", 0)[2], d.values("hits", 0)[2]], [1, 10, null]);
+});
