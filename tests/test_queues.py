@@ -339,15 +339,17 @@ def test_bufferbloat_fifo_wastes_its_time_on_abandoned_requests():
 
 def test_retry_storm_outlives_the_overload_and_a_budget_ends_it():
     sc = Scenario("queues-retry-storm")
-    sc.advance(9.9)
+    sc.advance(20.0)  # the overload ended at 13 s
     before = sc.metrics()
     sc.run()
     m = sc.metrics()
-    good_after = {n: m[n]["goodput_rps"] * 60.0 - before[n]["goodput_rps"] * 9.9 for n in m}
-    assert good_after["retry_now"] < 0.05 * good_after["no_retries"]
-    assert good_after["retry_backoff"] < 0.05 * good_after["no_retries"]  # backoff only delays them
-    assert m["retry_budget"]["queue_len"] == 0 and m["retry_now"]["queue_len"] > 10_000
-    assert m["retry_budget"]["retries"] < 0.05 * m["retry_budget"]["requests"]
+    good_after = {n: m[n]["goodput_rps"] * 60.0 - before[n]["goodput_rps"] * 20.0 for n in m}
+    assert good_after["retry_now"] < 0.1 * good_after["no_retries"]
+    assert good_after["retry_backoff"] < 0.1 * good_after["no_retries"]  # backoff only delays them
+    assert good_after["retry_budget"] > 0.5 * good_after["no_retries"]  # recovers, if more slowly
+    assert m["retry_budget"]["queue_len"] < 20 and m["retry_now"]["queue_len"] > 5000
+    budget = m["retry_budget"]
+    assert budget["retries"] <= 0.1 * budget["requests"] + 10  # what the budget allows
 
 
 def test_strict_priority_serves_the_high_class_first_and_starves_the_low():

@@ -474,8 +474,8 @@ class QueuePanel(Panel):
         now = self.t
         waiting = self.waiting()
         in_service = [j for g in self.groups for j in g.busy]
-        wait_ages = [now - j.arrival for j in waiting]
-        ages = wait_ages + [now - j.arrival for j in in_service]
+        wait_ages = sorted([now - j.arrival for j in waiting])
+        ages = sorted(wait_ages + [now - j.arrival for j in in_service])
         busy = self.busy_s
         for j in in_service:
             busy += now - j.start
@@ -498,8 +498,8 @@ class QueuePanel(Panel):
                 value, censored = tally.percentile(q, extra)
                 m[f"{name}_{label}"] = value
                 m[f"{name}_{label}_censored"] = censored
-        low_ages = [now - j.arrival for j in waiting if j.cls]
-        high_ages = [now - j.arrival for j in waiting if not j.cls]
+        low_ages = sorted([now - j.arrival for j in waiting if j.cls])
+        high_ages = sorted([now - j.arrival for j in waiting if not j.cls])
         m["low_wait_p99"], m["low_wait_p99_censored"] = self.low_waits.percentile(0.99, low_ages)
         m["high_wait_p99"], m["high_wait_p99_censored"] = self.high_waits.percentile(0.99, high_ages)
         m["utilization"] = ratio(busy, self.servers * now)
@@ -517,7 +517,7 @@ class QueuePanel(Panel):
         now = self.t
         out = []
         for g in self.groups:
-            jobs = g.disc.waiting()
+            jobs = g.disc.head(64)
             out.append(
                 {
                     "servers": g.servers,
@@ -531,8 +531,8 @@ class QueuePanel(Panel):
                         }
                         for j in g.busy
                     ],
-                    "waiting": len(jobs),
-                    "head": [{"id": j.id, "cls": j.cls, "age": now - j.arrival, "gone": j.gone} for j in jobs[:64]],
+                    "waiting": len(g.disc),
+                    "head": [{"id": j.id, "cls": j.cls, "age": now - j.arrival, "gone": j.gone} for j in jobs],
                     "policy": g.disc.state(),
                 }
             )

@@ -11,7 +11,8 @@ also ranks jobs in service: ``rank(job)`` is compared with the job in service th
 from __future__ import annotations
 
 from collections import deque
-from heapq import heappop, heappush
+from heapq import heappop, heappush, nsmallest
+from itertools import islice
 from math import sqrt
 
 from sims.core.registry import Param, register_policy
@@ -34,8 +35,12 @@ class Discipline:
         raise NotImplementedError
 
     def waiting(self) -> list:
-        """The waiting jobs, next to be served first (for views and censored ages)."""
+        """The waiting jobs, next to be served first (for censored ages)."""
         raise NotImplementedError
+
+    def head(self, k: int) -> list:
+        """The first ``k`` of ``waiting()`` (for views: cheap on a long line)."""
+        return self.waiting()[:k]
 
     def state(self) -> dict:
         return {}
@@ -64,6 +69,9 @@ class Fifo(Discipline):
     def waiting(self) -> list:
         return list(self.q)
 
+    def head(self, k: int) -> list:
+        return list(islice(self.q, k))
+
 
 @register_policy("queues", "lifo")
 class Lifo(Fifo):
@@ -78,6 +86,9 @@ class Lifo(Fifo):
 
     def waiting(self) -> list:
         return list(reversed(self.q))
+
+    def head(self, k: int) -> list:
+        return list(islice(reversed(self.q), k))
 
 
 @register_policy("queues", "adaptive_lifo")
@@ -106,6 +117,9 @@ class AdaptiveLifo(Fifo):
 
     def waiting(self) -> list:
         return list(reversed(self.q)) if self.lifo else list(self.q)
+
+    def head(self, k: int) -> list:
+        return list(islice(reversed(self.q) if self.lifo else self.q, k))
 
     def state(self) -> dict:
         return {"mode": "lifo" if self.lifo else "fifo"}
@@ -155,6 +169,9 @@ class _Heap(Discipline):
 
     def waiting(self) -> list:
         return [e[2] for e in sorted(self.h)]
+
+    def head(self, k: int) -> list:
+        return [e[2] for e in nsmallest(k, self.h)]
 
 
 @register_policy("queues", "priority")
