@@ -326,10 +326,10 @@ class QueuePanel(Panel):
         go through the methods, with the hot counters stored before and reloaded after."""
         g = self.groups[0]
         disc, busy, servers, speed = g.disc, g.busy, g.servers, self.speed
-        push = getattr(disc, "push_fast", None) or disc.push
-        fast_push = hasattr(disc, "push_fast")
-        pop = getattr(disc, "pop_fast", None)
-        q = disc.q if fast_push or pop is not None else None  # the deque behind the fast methods
+        fast_push = disc.append_only
+        q = disc.q if fast_push or disc.pop_end else None  # the deque behind push and pop
+        push = q.append if fast_push else disc.push
+        pop = (q.popleft if disc.pop_end == "left" else q.pop) if disc.pop_end else None
         heap, timers, timeout = self._heap, self._timers, self.timeout
         waits, low, high, soj = self.waits.v, self.low_waits.v, self.high_waits.v, self.sojourns.v
         remove = busy.remove
