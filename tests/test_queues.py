@@ -257,6 +257,9 @@ CONFIGS = [
     {"timeout": 0.05, "retries": 2},
     {"timeout": 0.05, "retries": 3, "backoff": 0.02},
     {"timeout": 0.05, "retries": 3, "backoff": 0.02, "retry_budget": 0.2},
+    {"servers": 4, "queues": 4},
+    {"servers": 4, "queues": 2, "split": "shortest", "timeout": 0.05, "retries": 1},
+    {"servers": 3, "queues": 3, "split": "round_robin", "timeout": 0.05, "retries": 2, "backoff": 0.02},
 ]
 
 

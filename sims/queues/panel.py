@@ -279,7 +279,7 @@ class QueuePanel(Panel):
 
     # -- the panel interface -------------------------------------------------------------------
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
-        if len(self.groups) > 1 or self.preemptive:
+        if self.preemptive:
             self.feed_plain(events, lo, hi, until)
         else:
             self._feed_one(events, lo, hi, until)
@@ -320,6 +320,7 @@ class QueuePanel(Panel):
             self.retries,
             self.timeouts,
             self.tokens,
+            self._rr,
         )
 
     def _save(self, *v) -> None:
@@ -340,24 +341,27 @@ class QueuePanel(Panel):
             self.retries,
             self.timeouts,
             self.tokens,
+            self._rr,
         ) = v
 
     def _feed_one(self, events: list[dict], lo: int, hi: int, until: float) -> None:
-        """``feed_plain`` for one queue and no preemption, written out. Each turn of the loop
+        """``feed_plain`` without preemption, written out. Each turn of the loop
         takes the earliest of: a heap entry (a completion, or a retry after its backoff), a
         client deadline, the next stream event; ties in that order, as ``feed_plain`` has them.
         Stream arrivals and retries share the arrival code below. Only a drop goes through the
         methods, with the counters saved before and loaded after."""
-        g = self.groups[0]
-        disc, busy, servers, speed = g.disc, g.busy, g.servers, self.speed
-        fast_push = disc.append_only
-        q = disc.q if fast_push or disc.pop_end else None  # the deque behind push and pop
-        push = q.append if fast_push else disc.push
-        pop = (q.popleft if disc.pop_end == "left" else q.pop) if disc.pop_end else None
+        speed = self.speed
+        gs = []  # per queue: (busy, servers, discipline, its deque or None, push, pop or None)
+        for g in self.groups:
+            disc = g.disc
+            q = disc.q if disc.append_only or disc.pop_end else None  # the deque behind push and pop
+            pop = (q.popleft if disc.pop_end == "left" else q.pop) if disc.pop_end else None
+            gs.append((g.busy, g.servers, disc, q, q.append if disc.append_only else disc.push, pop))
+        ng, split = len(gs), self.split
+        busy, servers, disc, q, push, pop = gs[0]
         heap, timers, timeout = self._heap, self._timers, self.timeout
         limit, backoff, budget, rng = self.retry_limit, self.backoff, self.budget, self.rng
         waits, low, high, soj = self.waits.v, self.low_waits.v, self.high_waits.v, self.sojourns.v
-        remove = busy.remove
         (
             n,
             area,
@@ -375,6 +379,7 @@ class QueuePanel(Panel):
             retries,
             timeouts,
             tokens,
+            rr,
         ) = self._load()
         k = lo
         te = events[k]["t"] if k < hi else until
@@ -393,7 +398,9 @@ class QueuePanel(Panel):
                     retries += 1
                     job = Job(arrivals, old.client, old.attempt + 1, t, old.size, old.cls)
                 else:  # a completion: self._complete(job, t), written out
-                    remove(job)
+                    if ng > 1:
+                        busy, servers, disc, q, push, pop = gs[job.group]
+                    busy.remove(job)
                     busy_s += t - job.start
                     area += n * (t - last)
                     last = t
@@ -439,6 +446,7 @@ class QueuePanel(Panel):
                             retries,
                             timeouts,
                             tokens,
+                            rr,
                         )
                         self._drain(disc, t)
                         (
@@ -458,6 +466,7 @@ class QueuePanel(Panel):
                             retries,
                             timeouts,
                             tokens,
+                            rr,
                         ) = self._load()
                     continue
             elif d <= te:  # a client gives up: self._expire(job, d), written out with _retry
@@ -499,6 +508,16 @@ class QueuePanel(Panel):
             n += 1
             if timeout:
                 timers.append(job)
+            if ng > 1:  # self._pick(job), written out
+                if split == "random":
+                    i = int(rng.random() * ng)
+                elif split == "round_robin":
+                    rr = i = (rr + 1) % ng
+                else:
+                    loads = [len(b) + len(d) for b, _, d, _, _, _ in gs]
+                    i = loads.index(min(loads))
+                job.group = i
+                busy, servers, disc, q, push, pop = gs[i]
             if len(busy) < servers:
                 if job.start < 0:
                     w = t - job.arrival
@@ -509,7 +528,7 @@ class QueuePanel(Panel):
                 busy.append(job)
                 heappush(heap, (t + job.remaining / speed, seq, job, job.ver))
                 seq += 1
-            elif fast_push:
+            elif disc.append_only:
                 push(job)
                 if len(q) > max_queue:
                     max_queue = len(q)
@@ -534,6 +553,7 @@ class QueuePanel(Panel):
                     retries,
                     timeouts,
                     tokens,
+                    rr,
                 )
                 self._drop(job, t)
                 (
@@ -553,6 +573,7 @@ class QueuePanel(Panel):
                     retries,
                     timeouts,
                     tokens,
+                    rr,
                 ) = self._load()
         self._save(
             n,
@@ -571,6 +592,7 @@ class QueuePanel(Panel):
             retries,
             timeouts,
             tokens,
+            rr,
         )
         self.t = until
 
