@@ -358,6 +358,7 @@ class QueuePanel(Panel):
             pop = (q.popleft if disc.pop_end == "left" else q.pop) if disc.pop_end else None
             gs.append((g.busy, g.servers, disc, q, q.append if disc.append_only else disc.push, pop))
         ng, split = len(gs), self.split
+        sizes = [(g[0], g[3].__len__ if g[3] is not None else g[2].__len__) for g in gs]  # for "shortest"
         busy, servers, disc, q, push, pop = gs[0]
         heap, timers, timeout = self._heap, self._timers, self.timeout
         limit, backoff, budget, rng = self.retry_limit, self.backoff, self.budget, self.rng
@@ -514,7 +515,7 @@ class QueuePanel(Panel):
                 elif split == "round_robin":
                     rr = i = (rr + 1) % ng
                 else:
-                    loads = [len(b) + len(d) for b, _, d, _, _, _ in gs]
+                    loads = [len(b) + size() for b, size in sizes]
                     i = loads.index(min(loads))
                 job.group = i
                 busy, servers, disc, q, push, pop = gs[i]
