@@ -257,6 +257,9 @@ CONFIGS = [
     {"timeout": 0.05, "retries": 2},
     {"timeout": 0.05, "retries": 3, "backoff": 0.02},
     {"timeout": 0.05, "retries": 3, "backoff": 0.02, "retry_budget": 0.2},
+    {"servers": 4, "queues": 4},
+    {"servers": 4, "queues": 2, "split": "shortest", "timeout": 0.05, "retries": 1},
+    {"servers": 3, "queues": 3, "split": "round_robin", "timeout": 0.05, "retries": 2, "backoff": 0.02},
 ]
 
 
@@ -339,15 +342,17 @@ def test_bufferbloat_fifo_wastes_its_time_on_abandoned_requests():
 
 def test_retry_storm_outlives_the_overload_and_a_budget_ends_it():
     sc = Scenario("queues-retry-storm")
-    sc.advance(9.9)
+    sc.advance(20.0)  # the overload ended at 13 s
     before = sc.metrics()
     sc.run()
     m = sc.metrics()
-    good_after = {n: m[n]["goodput_rps"] * 60.0 - before[n]["goodput_rps"] * 9.9 for n in m}
-    assert good_after["retry_now"] < 0.05 * good_after["no_retries"]
-    assert good_after["retry_backoff"] < 0.05 * good_after["no_retries"]  # backoff only delays them
-    assert m["retry_budget"]["queue_len"] == 0 and m["retry_now"]["queue_len"] > 10_000
-    assert m["retry_budget"]["retries"] < 0.05 * m["retry_budget"]["requests"]
+    good_after = {n: m[n]["goodput_rps"] * 60.0 - before[n]["goodput_rps"] * 20.0 for n in m}
+    assert good_after["retry_now"] < 0.1 * good_after["no_retries"]
+    assert good_after["retry_backoff"] < 0.1 * good_after["no_retries"]  # backoff only delays them
+    assert good_after["retry_budget"] > 0.5 * good_after["no_retries"]  # recovers, if more slowly
+    assert m["retry_budget"]["queue_len"] < 20 and m["retry_now"]["queue_len"] > 5000
+    budget = m["retry_budget"]
+    assert budget["retries"] <= 0.1 * budget["requests"] + 10  # what the budget allows
 
 
 def test_strict_priority_serves_the_high_class_first_and_starves_the_low():
@@ -434,3 +439,18 @@ def test_trace_cli_bad_flags_exit_2(tmp_path):
     for args in (["--policy", "nope", "--servers", "1"], ["--policy", "fifo", "--servers", "0"]):
         out = cli("trace", "queues", *args, "--trace", str(f))
         assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+@pytest.mark.parametrize("name", ["queues-bufferbloat", "queues-pooling", "queues-priority-starvation"])
+def test_seeking_back_through_checkpoints_replays_the_same_run(name):
+    p = presets.load(name)
+    sc = Scenario(p, duration=16.0, checkpoint_every=2.0)
+    sc.advance(16.0)
+    end = sc.metrics()
+    sc.seek(11.3)  # restores the checkpoint at 10 s and replays: the copies share nothing live
+    fresh = Scenario(p, duration=16.0)
+    fresh.advance(11.3)
+    assert sc.metrics() == fresh.metrics() and sc.views() == fresh.views()
+    sc.advance(16.0)
+    assert sc.metrics() == end
+    sc.check_invariants()

@@ -279,7 +279,7 @@ class QueuePanel(Panel):
 
     # -- the panel interface -------------------------------------------------------------------
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
-        if len(self.groups) > 1 or self.preemptive:
+        if self.preemptive:
             self.feed_plain(events, lo, hi, until)
         else:
             self._feed_one(events, lo, hi, until)
@@ -301,72 +301,107 @@ class QueuePanel(Panel):
         run(until)
         self.t = until
 
-    _HOT = (
-        "n",
-        "area",
-        "last",
-        "arrivals",
-        "served",
-        "good",
-        "wasted",
-        "busy_s",
-        "served_sojourn",
-        "_seq",
-        "max_queue",
-        "wait_sum",
-    )
+    def _load(self) -> tuple:
+        """The counters ``_feed_one`` keeps in locals (``_save`` puts them back)."""
+        return (
+            self.n,
+            self.area,
+            self.last,
+            self.arrivals,
+            self.served,
+            self.good,
+            self.wasted,
+            self.busy_s,
+            self.served_sojourn,
+            self._seq,
+            self.max_queue,
+            self.wait_sum,
+            self.requests,
+            self.retries,
+            self.timeouts,
+            self.tokens,
+            self._rr,
+        )
 
-    def _store(self, *values: float) -> None:
-        for name, value in zip(self._HOT, values):
-            setattr(self, name, value)
+    def _save(self, *v) -> None:
+        (
+            self.n,
+            self.area,
+            self.last,
+            self.arrivals,
+            self.served,
+            self.good,
+            self.wasted,
+            self.busy_s,
+            self.served_sojourn,
+            self._seq,
+            self.max_queue,
+            self.wait_sum,
+            self.requests,
+            self.retries,
+            self.timeouts,
+            self.tokens,
+            self._rr,
+        ) = v
 
     def _feed_one(self, events: list[dict], lo: int, hi: int, until: float) -> None:
-        """``feed_plain`` for one queue and no preemption, written out: arrivals, service
-        completions and the deadline deque inline; the rare steps (a drop, a timeout, a retry)
-        go through the methods, with the hot counters stored before and reloaded after."""
-        g = self.groups[0]
-        disc, busy, servers, speed = g.disc, g.busy, g.servers, self.speed
-        push = getattr(disc, "push_fast", None) or disc.push
-        fast_push = hasattr(disc, "push_fast")
-        pop = getattr(disc, "pop_fast", None)
-        q = disc.q if fast_push or pop is not None else None  # the deque behind the fast methods
+        """``feed_plain`` without preemption, written out. Each turn of the loop
+        takes the earliest of: a heap entry (a completion, or a retry after its backoff), a
+        client deadline, the next stream event; ties in that order, as ``feed_plain`` has them.
+        Stream arrivals and retries share the arrival code below. Only a drop goes through the
+        methods, with the counters saved before and loaded after."""
+        speed = self.speed
+        gs = []  # per queue: (busy, servers, discipline, its deque or None, push, pop or None)
+        for g in self.groups:
+            disc = g.disc
+            q = disc.q if disc.append_only or disc.pop_end else None  # the deque behind push and pop
+            pop = (q.popleft if disc.pop_end == "left" else q.pop) if disc.pop_end else None
+            gs.append((g.busy, g.servers, disc, q, q.append if disc.append_only else disc.push, pop))
+        ng, split = len(gs), self.split
+        sizes = [(g[0], g[3].__len__ if g[3] is not None else g[2].__len__) for g in gs]  # for "shortest"
+        busy, servers, disc, q, push, pop = gs[0]
         heap, timers, timeout = self._heap, self._timers, self.timeout
+        limit, backoff, budget, rng = self.retry_limit, self.backoff, self.budget, self.rng
         waits, low, high, soj = self.waits.v, self.low_waits.v, self.high_waits.v, self.sojourns.v
-        remove = busy.remove
-        hot = self._HOT
-        n, area, last, arrivals, served, good, wasted, busy_s, ssum, seq, max_queue, wsum = (
-            getattr(self, a) for a in hot
-        )
+        (
+            n,
+            area,
+            last,
+            arrivals,
+            served,
+            good,
+            wasted,
+            busy_s,
+            ssum,
+            seq,
+            max_queue,
+            wsum,
+            requests,
+            retries,
+            timeouts,
+            tokens,
+            rr,
+        ) = self._load()
         k = lo
+        te = events[k]["t"] if k < hi else until
         while True:
-            # the next thing: a stream event, a heap entry or a deadline, earliest first
-            if k < hi:
-                ev = events[k]
-                te = ev["t"]
+            if timers:
+                while timers and timers[0].done:
+                    timers.popleft()
+                d = timers[0].arrival + timeout if timers else _INF
             else:
-                ev, te = None, until
-            while True:
-                if timers:
-                    while timers and timers[0].done:
-                        timers.popleft()
-                    d = timers[0].arrival + timeout if timers else _INF
-                else:
-                    d = _INF
-                h = heap[0][0] if heap else _INF
-                if h <= d:
-                    if h > te:
-                        break
-                    t, _, job, ver = heappop(heap)
-                    if ver != job.ver:
-                        self._store(n, area, last, arrivals, served, good, wasted, busy_s, ssum, seq, max_queue, wsum)
-                        if ver < 0:
-                            self._resend(job, t)
-                        n, area, last, arrivals, served, good, wasted, busy_s, ssum, seq, max_queue, wsum = (
-                            getattr(self, a) for a in hot
-                        )
-                        continue
-                    # a completion: self._complete(job, t), written out
-                    remove(job)
+                d = _INF
+            h = heap[0][0] if heap else _INF
+            if h <= d and h <= te:
+                t, _, job, ver = heappop(heap)
+                if ver < 0:  # a retry after its backoff: self._resend(job, t)
+                    old = job
+                    retries += 1
+                    job = Job(arrivals, old.client, old.attempt + 1, t, old.size, old.cls)
+                else:  # a completion: self._complete(job, t), written out
+                    if ng > 1:
+                        busy, servers, disc, q, push, pop = gs[job.group]
+                    busy.remove(job)
                     busy_s += t - job.start
                     area += n * (t - last)
                     last = t
@@ -395,48 +430,106 @@ class QueuePanel(Panel):
                         heappush(heap, (t + nxt.remaining / speed, seq, nxt, nxt.ver))
                         seq += 1
                     if pop is None and disc.shed:
-                        self._store(n, area, last, arrivals, served, good, wasted, busy_s, ssum, seq, max_queue, wsum)
-                        self._drain(disc, t)
-                        n, area, last, arrivals, served, good, wasted, busy_s, ssum, seq, max_queue, wsum = (
-                            getattr(self, a) for a in hot
+                        self._save(
+                            n,
+                            area,
+                            last,
+                            arrivals,
+                            served,
+                            good,
+                            wasted,
+                            busy_s,
+                            ssum,
+                            seq,
+                            max_queue,
+                            wsum,
+                            requests,
+                            retries,
+                            timeouts,
+                            tokens,
+                            rr,
                         )
-                else:
-                    if d > te:
-                        break
-                    self._store(n, area, last, arrivals, served, good, wasted, busy_s, ssum, seq, max_queue, wsum)
-                    self._expire(timers.popleft(), d)
-                    n, area, last, arrivals, served, good, wasted, busy_s, ssum, seq, max_queue, wsum = (
-                        getattr(self, a) for a in hot
-                    )
-            if ev is None:
+                        self._drain(disc, t)
+                        (
+                            n,
+                            area,
+                            last,
+                            arrivals,
+                            served,
+                            good,
+                            wasted,
+                            busy_s,
+                            ssum,
+                            seq,
+                            max_queue,
+                            wsum,
+                            requests,
+                            retries,
+                            timeouts,
+                            tokens,
+                            rr,
+                        ) = self._load()
+                    continue
+            elif d <= te:  # a client gives up: self._expire(job, d), written out with _retry
+                t = d
+                old = timers.popleft()
+                old.gone = True
+                timeouts += 1
+                if old.attempt >= limit:
+                    continue
+                if budget:
+                    if tokens < 1.0:
+                        continue
+                    tokens -= 1.0
+                delay = backoff * (1 << old.attempt) * rng.random() if backoff else 0.0
+                if delay:
+                    heappush(heap, (t + delay, seq, old, -1))
+                    seq += 1
+                    continue
+                retries += 1
+                job = Job(arrivals, old.client, old.attempt + 1, t, old.size, old.cls)
+            elif k < hi:  # the next stream event
+                ev = events[k]
+                k += 1
+                t = te
+                te = events[k]["t"] if k < hi else until
+                if ev["kind"] != "request":
+                    continue
+                self.t = t
+                requests += 1
+                if budget:
+                    tokens = min(BUDGET_CAP, tokens + budget)
+                job = Job(arrivals, ev["id"], 0, t, ev["size"], ev.get("cls", 0))
+            else:
                 break
-            k += 1
-            if ev["kind"] != "request":
-                continue
-            t = te
-            self.t = t
-            self.requests += 1
-            if self.budget:
-                self.tokens = min(BUDGET_CAP, self.tokens + self.budget)
-            # an arrival: self._arrive(job, t), written out
-            cls = ev.get("cls", 0)
-            job = Job(arrivals, ev["id"], 0, t, ev["size"], cls)
+            # an arrival at t (from the stream or a retry): self._arrive(job, t), written out
             arrivals += 1
             area += n * (t - last)
             last = t
             n += 1
             if timeout:
                 timers.append(job)
+            if ng > 1:  # self._pick(job), written out
+                if split == "random":
+                    i = int(rng.random() * ng)
+                elif split == "round_robin":
+                    rr = i = (rr + 1) % ng
+                else:
+                    loads = [len(b) + size() for b, size in sizes]
+                    i = loads.index(min(loads))
+                job.group = i
+                busy, servers, disc, q, push, pop = gs[i]
             if len(busy) < servers:
-                w = 0.0
-                waits.append(w)
-                wsum += w
-                (low if cls else high).append(w)
+                if job.start < 0:
+                    w = t - job.arrival
+                    waits.append(w)
+                    wsum += w
+                    (low if job.cls else high).append(w)
                 job.start = t
                 busy.append(job)
-                heappush(heap, (t + job.remaining / speed, seq, job, 0))
+                heappush(heap, (t + job.remaining / speed, seq, job, job.ver))
                 seq += 1
-            elif fast_push:
+            elif disc.append_only:
                 push(job)
                 if len(q) > max_queue:
                     max_queue = len(q)
@@ -444,12 +537,64 @@ class QueuePanel(Panel):
                 if len(disc) > max_queue:
                     max_queue = len(disc)
             else:
-                self._store(n, area, last, arrivals, served, good, wasted, busy_s, ssum, seq, max_queue, wsum)
-                self._drop(job, t)
-                n, area, last, arrivals, served, good, wasted, busy_s, ssum, seq, max_queue, wsum = (
-                    getattr(self, a) for a in hot
+                self._save(
+                    n,
+                    area,
+                    last,
+                    arrivals,
+                    served,
+                    good,
+                    wasted,
+                    busy_s,
+                    ssum,
+                    seq,
+                    max_queue,
+                    wsum,
+                    requests,
+                    retries,
+                    timeouts,
+                    tokens,
+                    rr,
                 )
-        self._store(n, area, last, arrivals, served, good, wasted, busy_s, ssum, seq, max_queue, wsum)
+                self._drop(job, t)
+                (
+                    n,
+                    area,
+                    last,
+                    arrivals,
+                    served,
+                    good,
+                    wasted,
+                    busy_s,
+                    ssum,
+                    seq,
+                    max_queue,
+                    wsum,
+                    requests,
+                    retries,
+                    timeouts,
+                    tokens,
+                    rr,
+                ) = self._load()
+        self._save(
+            n,
+            area,
+            last,
+            arrivals,
+            served,
+            good,
+            wasted,
+            busy_s,
+            ssum,
+            seq,
+            max_queue,
+            wsum,
+            requests,
+            retries,
+            timeouts,
+            tokens,
+            rr,
+        )
         self.t = until
 
     def on_event(self, ev: dict) -> None:
@@ -474,8 +619,8 @@ class QueuePanel(Panel):
         now = self.t
         waiting = self.waiting()
         in_service = [j for g in self.groups for j in g.busy]
-        wait_ages = [now - j.arrival for j in waiting]
-        ages = wait_ages + [now - j.arrival for j in in_service]
+        wait_ages = sorted([now - j.arrival for j in waiting])
+        ages = sorted(wait_ages + [now - j.arrival for j in in_service])
         busy = self.busy_s
         for j in in_service:
             busy += now - j.start
@@ -498,8 +643,8 @@ class QueuePanel(Panel):
                 value, censored = tally.percentile(q, extra)
                 m[f"{name}_{label}"] = value
                 m[f"{name}_{label}_censored"] = censored
-        low_ages = [now - j.arrival for j in waiting if j.cls]
-        high_ages = [now - j.arrival for j in waiting if not j.cls]
+        low_ages = sorted([now - j.arrival for j in waiting if j.cls])
+        high_ages = sorted([now - j.arrival for j in waiting if not j.cls])
         m["low_wait_p99"], m["low_wait_p99_censored"] = self.low_waits.percentile(0.99, low_ages)
         m["high_wait_p99"], m["high_wait_p99_censored"] = self.high_waits.percentile(0.99, high_ages)
         m["utilization"] = ratio(busy, self.servers * now)
@@ -517,7 +662,7 @@ class QueuePanel(Panel):
         now = self.t
         out = []
         for g in self.groups:
-            jobs = g.disc.waiting()
+            jobs = g.disc.head(64)
             out.append(
                 {
                     "servers": g.servers,
@@ -531,8 +676,8 @@ class QueuePanel(Panel):
                         }
                         for j in g.busy
                     ],
-                    "waiting": len(jobs),
-                    "head": [{"id": j.id, "cls": j.cls, "age": now - j.arrival, "gone": j.gone} for j in jobs[:64]],
+                    "waiting": len(g.disc),
+                    "head": [{"id": j.id, "cls": j.cls, "age": now - j.arrival, "gone": j.gone} for j in jobs],
                     "policy": g.disc.state(),
                 }
             )

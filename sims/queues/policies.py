@@ -11,7 +11,8 @@ also ranks jobs in service: ``rank(job)`` is compared with the job in service th
 from __future__ import annotations
 
 from collections import deque
-from heapq import heappop, heappush
+from heapq import heappop, heappush, nsmallest
+from itertools import islice
 from math import sqrt
 
 from sims.core.registry import Param, register_policy
@@ -20,6 +21,11 @@ from sims.core.registry import Param, register_policy
 class Discipline:
     PARAMS: dict[str, Param] = {}
     preemptive = False
+    # The panel's inlined loop may bypass push/pop for a deque ``q``: ``append_only`` means push
+    # is q.append and never refuses; ``pop_end`` is "left" (q.popleft) or "right" (q.pop) when
+    # pop is only that and never sheds.
+    append_only = False
+    pop_end = ""
 
     def __init__(self, **params: object) -> None:
         self.shed: list = []  # jobs dropped by the last pop, oldest first; the panel drains it
@@ -34,8 +40,12 @@ class Discipline:
         raise NotImplementedError
 
     def waiting(self) -> list:
-        """The waiting jobs, next to be served first (for views and censored ages)."""
+        """The waiting jobs, next to be served first (for censored ages)."""
         raise NotImplementedError
+
+    def head(self, k: int) -> list:
+        """The first ``k`` of ``waiting()`` (for views: cheap on a long line)."""
+        return self.waiting()[:k]
 
     def state(self) -> dict:
         return {}
@@ -45,11 +55,12 @@ class Discipline:
 class Fifo(Discipline):
     """First come, first served: the oldest waiting job is at the left of the deque."""
 
+    append_only = True
+    pop_end = "left"
+
     def __init__(self, **params: object) -> None:
         super().__init__()
         self.q: deque = deque()
-        self.push_fast = self.q.append  # the panel's inlined path for an unbounded FIFO
-        self.pop_fast = self.q.popleft
 
     def push(self, job, t: float) -> bool:
         self.q.append(job)
@@ -64,20 +75,27 @@ class Fifo(Discipline):
     def waiting(self) -> list:
         return list(self.q)
 
+    def head(self, k: int) -> list:
+        return list(islice(self.q, k))
+
 
 @register_policy("queues", "lifo")
 class Lifo(Fifo):
     """Last come, first served: the newest waiting job is served first."""
 
+    pop_end = "right"
+
     def __init__(self, **params: object) -> None:
         super().__init__()
-        self.pop_fast = self.q.pop
 
     def pop(self, t: float):
         return self.q.pop() if self.q else None
 
     def waiting(self) -> list:
         return list(reversed(self.q))
+
+    def head(self, k: int) -> list:
+        return list(islice(reversed(self.q), k))
 
 
 @register_policy("queues", "adaptive_lifo")
@@ -87,6 +105,7 @@ class AdaptiveLifo(Fifo):
     overload the newest requests, whose clients are still waiting, are served first."""
 
     PARAMS = {"lifo_after": Param(float, 0.05, "switch to LIFO when the oldest job has waited this long, s")}
+    pop_end = ""  # the mode is decided at each pop
 
     def __init__(self, lifo_after: float = 0.05, **params: object) -> None:
         super().__init__()
@@ -94,7 +113,6 @@ class AdaptiveLifo(Fifo):
             raise ValueError(f"adaptive_lifo needs lifo_after >= 0, got {lifo_after!r}")
         self.lifo_after = lifo_after
         self.lifo = False
-        del self.push_fast, self.pop_fast  # the mode is decided at each pop
 
     def pop(self, t: float):
         q = self.q
@@ -107,6 +125,9 @@ class AdaptiveLifo(Fifo):
     def waiting(self) -> list:
         return list(reversed(self.q)) if self.lifo else list(self.q)
 
+    def head(self, k: int) -> list:
+        return list(islice(reversed(self.q) if self.lifo else self.q, k))
+
     def state(self) -> dict:
         return {"mode": "lifo" if self.lifo else "fifo"}
 
@@ -116,13 +137,13 @@ class DropTail(Fifo):
     """FIFO with room for ``capacity`` waiting jobs; an arrival that finds it full is dropped."""
 
     PARAMS = {"capacity": Param(int, 50, "waiting jobs the buffer holds (not counting those in service)")}
+    append_only = False
 
     def __init__(self, capacity: int = 50, **params: object) -> None:
         super().__init__()
         if capacity < 0:
             raise ValueError(f"drop_tail needs capacity >= 0, got {capacity!r}")
         self.capacity = capacity
-        del self.push_fast
 
     def push(self, job, t: float) -> bool:
         if len(self.q) >= self.capacity:
@@ -155,6 +176,9 @@ class _Heap(Discipline):
 
     def waiting(self) -> list:
         return [e[2] for e in sorted(self.h)]
+
+    def head(self, k: int) -> list:
+        return [e[2] for e in nsmallest(k, self.h)]
 
 
 @register_policy("queues", "priority")
@@ -212,6 +236,7 @@ class CoDel(Fifo):
         "interval": Param(float, 0.1, "window over which the minimum delay is taken, seconds (100 ms)"),
         "mode": Param(str, "server", "server (folly's request-queue CoDel) | rfc (RFC 8289)"),
     }
+    pop_end = ""  # it may shed at every pop
 
     def __init__(self, target: float = 0.005, interval: float = 0.1, mode: str = "server", **params: object) -> None:
         super().__init__()
@@ -220,7 +245,6 @@ class CoDel(Fifo):
         if mode not in CODEL_MODES:
             raise ValueError(f"codel mode: expected one of {', '.join(CODEL_MODES)}, got {mode!r}")
         self.target, self.interval, self.mode = target, interval, mode
-        del self.pop_fast
         # server mode
         self.overloaded = False
         self.interval_end = 0.0  # the next dequeue at or after this time starts a new interval

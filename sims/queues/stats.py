@@ -32,14 +32,13 @@ class Tally:
         return v
 
     def percentile(self, q: float, ages: list[float]) -> tuple[float, int]:
-        """(the q-quantile of the values and ``ages`` together, 1 if an age could raise it).
+        """(the q-quantile of the values and ``ages`` (sorted) together, 1 if an age could raise it).
 
         Interpolates between closest ranks exactly as ``sims.core.metrics.percentile`` does on
         the merged list, without building it: a read per animation frame stays cheap."""
         v = self.values()
         if not ages:
             return percentile(v, q, is_sorted=True), 0
-        ages = sorted(ages)
         n = len(v) + len(ages)
         pos = q * (n - 1)
         lo = int(pos)
