@@ -1,7 +1,8 @@
-"""The cache stream against real Redis: a GET per reference; a miss is a nil GET followed by a SET.
+"""The cache stream against real Redis: a GET per reference (as GETRANGE 0 0); a miss finds no key and is followed by a SET (as a
+SETRANGE).
 
 Redis is sized to hold exactly ``size`` objects: keys of one fixed width and values of one fixed
-size, ``maxmemory`` set between the memory of ``size`` and ``size + 1`` resident keys, then checked
+size (64 KiB, so the few KB by which client buffers move are a fraction of a key), ``maxmemory`` set between the memory of ``size`` and ``size + 1`` resident keys, then checked
 by filling it with three times as many keys and reading DBSIZE (adjusted and checked again when
 it is off). The measured panels sit beside the simulator's ``redis_*`` models of the same
 settings, run on the same stream at the same speed.
@@ -16,7 +17,20 @@ from realsys import servers
 from realsys.redisclient import Redis
 from sims.cache.base import scan_keys
 
-VALUE = b"v" * 4000  # ~4.2 KB a key: large beside the ~20 KB that client buffers wander by
+VALUE_SIZE = 65472  # bytes a value (one 64 KiB allocation): large beside the ~20 KB that client buffers wander by
+
+
+def read(r: Redis, name: bytes) -> bool:
+    """A GET of the key: GETRANGE 0 0 looks the key up as GET does (it updates the LRU clock or
+    the LFU counter) but answers one byte, so no 64 KiB reply sits in an output buffer, counted
+    against maxmemory, when the next command evicts."""
+    return r.call("GETRANGE", name, "0", "0") != b""
+
+
+def store(r: Redis, name: bytes) -> None:
+    """SET the key to a VALUE_SIZE-byte value, sent as a one-byte SETRANGE at its last offset, so
+    the command (and Redis's query buffer) stays small while the value takes its full memory."""
+    r.call("SETRANGE", name, str(VALUE_SIZE - 1), "v")
 
 
 @dataclass(frozen=True)
@@ -52,37 +66,44 @@ def references(events: list[dict]) -> list[tuple[float, object]]:
     return out
 
 
-def size_for(r: Redis, size: int) -> dict:
-    """Set maxmemory so that Redis holds ``size`` keys; returns what was measured.
+def size_for(r: Redis, size: int, names: list[bytes]) -> dict:
+    """Set maxmemory so that Redis holds ``size`` keys while the replay runs; returns what was
+    measured.
 
-    The memory per key comes from the difference between ``size`` and ``2 * size`` resident keys
-    (one key's difference is lost in the noise of the client buffers, about 20 KB). ``maxmemory``
-    starts half a key above ``size`` keys and is then corrected by what DBSIZE shows after
-    filling Redis with three times as many keys, the way the replay will."""
+    The memory per key is the difference between ``size`` and ``2 * size`` resident keys (one
+    key's difference would be lost in the noise of the client buffers). ``maxmemory`` starts half
+    a key above ``size`` keys; then the stream's own references are played through, unpaced,
+    under allkeys-random, and DBSIZE sampled along the second half of the pass corrects it, until
+    Redis holds exactly ``size`` keys in the conditions of the replay itself."""
     r.call("CONFIG", "SET", "maxmemory", "0")
     r.call("FLUSHALL")
-    filler = [key_name(9 * 10**15 + i) for i in range(3 * size)]  # the stream's key width
+    filler = [key_name(9 * 10**15 + i) for i in range(2 * size)]  # the stream's key width
     for k in filler[:size]:
-        r.call("SET", k, VALUE)
+        store(r, k)
     m_size = int(r.info("memory")["used_memory"])
-    for k in filler[size : 2 * size]:
-        r.call("SET", k, VALUE)
+    for k in filler[size:]:
+        store(r, k)
     per_key = max(1, (int(r.info("memory")["used_memory"]) - m_size) // size)
     limit = m_size + per_key // 2
-    r.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
-    resident = None
-    for _ in range(8):
+    r.call("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+    sample = names[: max(4 * size, 20_000)]
+    held: list[int] = []
+    for _ in range(6):
+        r.call("FLUSHALL")
         r.call("CONFIG", "SET", "maxmemory", str(limit))
-        for k in filler:
-            if r.call("GET", k) is None:
-                r.call("SET", k, VALUE)
-        resident = r.call("DBSIZE")
-        if resident == size:
+        held = []
+        for i, name in enumerate(sample):
+            if not read(r, name):
+                store(r, name)
+            if i >= len(sample) // 2 and i % 97 == 0:
+                held.append(r.call("DBSIZE"))
+        typical = sorted(held)[len(held) // 2] if held else size
+        if typical == size:
             break
-        limit += (size - resident) * per_key
+        limit += (size - typical) * per_key
     r.call("CONFIG", "SET", "maxmemory", "0")
     r.call("FLUSHALL")
-    return {"maxmemory": limit, "bytes_per_key": per_key, "resident_check": resident}
+    return {"maxmemory": limit, "bytes_per_key": per_key, "resident_check": sorted(held)[len(held) // 2] if held else None}
 
 
 def replay(r: Redis, refs: list[tuple[float, object]], speed: float) -> dict:
@@ -99,8 +120,8 @@ def replay(r: Redis, refs: list[tuple[float, object]], speed: float) -> dict:
             time.sleep(due - now)
             now = time.perf_counter()
         late.append(now - due)
-        if r.call("GET", name) is None:
-            r.call("SET", name, VALUE)
+        if not read(r, name):
+            store(r, name)
         else:
             hits += 1
         if len(late) % 1000 == 0:
@@ -125,8 +146,8 @@ def measure(address: tuple[str, int], events: list[dict], size: int, speed: floa
     r = Redis(*address)
     try:
         version = r.info("server").get("redis_version", "?")
-        sizing = size_for(r, size)
         refs = references(events)
+        sizing = size_for(r, size, [key_name(k) for _, k in refs])
         panels = {}
         for s in settings:
             r.call("FLUSHALL")
