@@ -103,7 +103,11 @@ def size_for(r: Redis, size: int, names: list[bytes]) -> dict:
         limit += (size - typical) * per_key
     r.call("CONFIG", "SET", "maxmemory", "0")
     r.call("FLUSHALL")
-    return {"maxmemory": limit, "bytes_per_key": per_key, "resident_check": sorted(held)[len(held) // 2] if held else None}
+    return {
+        "maxmemory": limit,
+        "bytes_per_key": per_key,
+        "resident_check": sorted(held)[len(held) // 2] if held else None,
+    }
 
 
 def replay(r: Redis, refs: list[tuple[float, object]], speed: float) -> dict:

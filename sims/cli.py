@@ -349,28 +349,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_bind(host: str, port: int) -> None:
-    """Bind (and release) the address before the server starts its workers, so a port in use
-    or an address this machine does not have is one line, not forty."""
-    import socket
-
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as exc:
-        raise UsageError(f"--host: cannot resolve {show(host)}: {getattr(exc, 'strerror', None) or exc}") from None
-    family, kind, proto, _, addr = infos[0]
-    with socket.socket(family, kind, proto) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
-        try:
-            sock.bind(addr)
-        except OSError as exc:
-            raise UsageError(f"--port: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     dist = _folder(args.dist, "--dist")
-    _check_bind(args.host, args.port)
-    server = _edge("web.server", "serve")
+    server = _edge("web.server", "serve")  # it binds first: a port in use is one line, before any worker
     return server.main(host=args.host, port=args.port, gpu=args.gpu, dist=dist) or 0
 
 

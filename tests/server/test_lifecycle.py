@@ -214,23 +214,24 @@ def test_port_in_use_is_one_line_before_any_build_or_worker(tmp_path):
 def test_bad_host_is_one_line(tmp_path, host):
     proc = serve(tmp_path, "--host", host, "--port", str(free_port()))
     assert proc.returncode == 2, proc.stderr
-    errors = [line for line in proc.stderr.splitlines() if line.startswith("error")]
-    assert len(errors) == 1 and host in errors[0], proc.stderr
+    lines = [
+        x for x in proc.stderr.strip().splitlines() if not x.startswith("warning")
+    ]  # CLI: malformed; server: cannot bind
+    assert len(lines) == 1 and host in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "dist").exists()
 
 
 def test_no_import_cycle_between_the_server_and_the_site_build():
-    """The server calls one function of the site build, lazily; the site build never imports the
-    server, and importing the server does not import the site build."""
-    site = server_build.site_builder().__module__.split(".")[0]
+    """The site build never imports the server; the server reads the build's SOURCES and STAMP
+    and calls ``sitebuild.build`` lazily, so importing it loads none of the build's edges
+    (jinja2)."""
     code = (
         "import sys\n"
-        f"import {site}\n"
+        "import sitebuild\n"
         "assert not [m for m in sys.modules if m.startswith('web.server')], 'the site build imports the server'\n"
-        "del sys.modules[" + repr(site) + "]\n"
         "import web.server.app, web.server.build\n"
-        f"assert {site!r} not in sys.modules, 'the server imports the site build at import time'\n"
+        "assert 'jinja2' not in sys.modules, 'importing the server loads the site build\\'s jinja2'\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
