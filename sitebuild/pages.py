@@ -61,9 +61,10 @@ def preset_meta(preset, poster: list[str]) -> dict[str, Any]:
     columns of their chart rows (``bridge.series_columns``: the charts plus windowed ratios' counters)."""
     from sims.core import api
     from sims.core.scenario import Scenario
+    from web.pyodide import bridge
 
     meta = api.describe(preset)
-    series, windows = _bridge().series_columns(meta["charts"], Scenario(preset, events=[]).metrics())
+    series, windows = bridge.series_columns(meta["charts"], Scenario(preset, events=[]).metrics())
     return {**meta, "series": series, "windows": windows, "poster": [json.loads(f) for f in poster]}
 
 
