@@ -181,17 +181,31 @@ def test_bad_parameters_are_value_errors():
 
 
 def test_window_edges_are_exact_decimals():
-    """(t - 60, t] at t = 60.1 excludes a charge at 0.1: in floats 60.1 - 60 = 0.10000000000000142."""
+    """(t - 0.2, t] at t = 0.3 excludes a charge at 0.1: in floats 0.3 - 0.2 = 0.09999999999999998."""
     from sims.ratelimit.exact import ticks
     from sims.ratelimit.tpm_window import RequestLog
 
-    log = TokenLog(60.0)
+    log = TokenLog(0.2)
     log.add(0.1, 500)
-    assert log.wait(0.2, 0) == 59.9
-    log.expire(60.1)
+    assert log.wait(0.2, 0) == 0.1
+    log.expire(0.3)
     assert log.total == 0
-    reqs = RequestLog(60.0)
+    reqs = RequestLog(0.2)
     reqs.times.append(ticks(0.1))
-    assert reqs.wait(60.0, 1) == 0.1
-    reqs.expire(60.1)
+    assert reqs.wait(0.2, 1) == 0.1
+    reqs.expire(0.3)
     assert not reqs.times
+
+
+@pytest.mark.parametrize("policy", ["tpm_reserve", "tpm_estimate", "tpm_shared"])
+def test_a_charge_leaves_the_window_at_its_decimal_edge(policy):
+    """A request at 0.1 s fills the 1,000-token window of 0.2 s; one at 0.3 s fits only if the
+    first has left (t - 0.2, t], which it has exactly (in floats 0.3 - 0.2 < 0.1, so it would not)."""
+    p = _panel(policy, tpm=1000, window=0.2, **({"sync": 0.0} if policy == "tpm_shared" else {}))
+
+    def req(t):
+        return {"t": t, "kind": "request", "prompt_len": 100, "output_len": 10, "max_tokens": 900, "prompt_chars": 400}
+
+    p.feed([req(0.1), req(0.2), req(0.3)], 0, 3, 0.3)
+    p.check_invariants()
+    assert [r[1] for r in p.recent] == ["ok", "429", "ok"]

@@ -28,9 +28,6 @@ class CachePolicy(Replacement):
     PARAMS: dict[str, Param] = {}
     size_name = "cache size"
 
-    def resident(self) -> list[Hashable]:
-        return [k for lst in self.lists() if not lst["ghost"] for k in lst["items"]]
-
     def lists(self) -> list[dict]:
         """The policy's structures for ``view()``: see ``seq``."""
         return []

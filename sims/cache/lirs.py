@@ -131,7 +131,13 @@ class LIRS(CachePolicy):
         ]
 
     def extra(self) -> dict[str, Any]:
-        return {"lir": len(self.lir), "lir_max": self.lir_max, "hir_slots": self.hir_slots, "ghosts": len(self.ghosts)}
+        return {
+            "lir": len(self.lir),
+            "lir_max": self.lir_max,
+            "hir_slots": self.hir_slots,
+            "ghosts": len(self.ghosts),
+            "outside_hits": self.outside_hits,
+        }
 
     def check_invariants(self) -> None:
         super().check_invariants()
