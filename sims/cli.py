@@ -395,8 +395,12 @@ def build_parser() -> argparse.ArgumentParser:
         if topic.trace is None:
             continue
         t = tsub.add_parser(topic_name, help=topic.trace.help)
-        t.add_argument("--policy", required=True, help=f"one of: {', '.join(sorted(registry.policies(topic_name)))}")
+        names = ", ".join(sorted(registry.policies(topic_name)))
+        t.add_argument(topic.trace.policy_flag, dest="policy", required=True, help=f"one of: {names}")
         for a in topic.trace.args:
+            if a.type is bool:
+                t.add_argument(a.flag, action="store_true", help=a.help)
+                continue
             t.add_argument(a.flag, type=_positive(a.type) if a.positive else a.type, required=a.required, help=a.help)
         t.add_argument("--trace", required=True, metavar="F", type=_path, help="the trace file")
         t.add_argument("--json", action="store_true", help="print JSON")

@@ -28,10 +28,10 @@ class TraceError(ValueError):
 @dataclass(frozen=True)
 class TraceArg:
     flag: str  # "--frames"
-    type: type  # int, float or str
+    type: type  # int, float, str, or bool for an on/off switch ("--undirected")
     help: str
     required: bool = True
-    positive: bool = True  # ints >= 1, floats finite and > 0 (every trace flag so far is a size or a rate)
+    positive: bool = True  # ints >= 1, floats finite and > 0 (sizes and rates); False for names
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class TraceSpec:
     help: str
     args: tuple[TraceArg, ...]
     run: Callable[[str, dict[str, Any], Path], dict]  # (policy, args by dest name, path) -> JSON
+    policy_flag: str = "--policy"  # what the topic calls its policy: "--algorithm", "--collector"
 
 
 def read_lines(path: str | Path, max_chars: int = MAX_LINE_CHARS) -> Iterator[tuple[int, str]]:
