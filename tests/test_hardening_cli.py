@@ -395,3 +395,35 @@ def test_cli_runs_without_the_harness(monkeypatch, capsys):
     rc, out, _ = run_main(capsys, "run", "ratelimit-burst", "--json")
     assert rc == 0 and json.loads(out)["preset"] == "ratelimit-burst"
     refused(capsys, "bench", "ratelimit-burst", needle="needs the wall-clock harness")
+
+
+@pytest.mark.parametrize("text", ["0", "7", "0007", str(2**53 - 1), "0" * 19 + "1"])
+def test_seed_text_the_api_accepts_is_accepted(text):
+    """The API's query rule (ASCII digits, at most 20, then 0..2^53-1) is the CLI's."""
+    assert limits.parse_seed(text) == int(text)
+
+
+@pytest.mark.parametrize("text", ["0" * 20 + "1", str(2**53), "-0", "1.0", "1e3", ""])
+def test_seed_text_the_api_refuses_is_refused(text):
+    with pytest.raises(ValueError):
+        limits.parse_seed(text)
+
+
+SEED_TEXTS = ["0", "7", "0007", str(2**53 - 1), str(2**53), "-1", "1e38", "٣", "1_000", " 7", "+7", "x", "", "9" * 21]
+
+
+def test_cli_and_api_accept_the_same_seeds():
+    pytest.importorskip("starlette")
+    from web.api import validate
+    from web.api.errors import ApiError
+
+    for text in SEED_TEXTS:
+        try:
+            api = validate.query_seed(text)
+        except ApiError:
+            api = None
+        try:
+            mine = limits.parse_seed(text)
+        except ValueError:
+            mine = None
+        assert api == mine, text
