@@ -427,3 +427,14 @@ def test_cli_and_api_accept_the_same_seeds():
         except ValueError:
             mine = None
         assert api == mine, text
+
+
+def test_trace_out_to_a_device_writes_in_place_and_never_replaces_it(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    out = proc("run", "ratelimit-burst", "--duration", "1", "--trace-out", str(fifo), timeout=120)
+    got = reader.communicate(timeout=60)[0]
+    assert out.returncode == 0, out.stderr
+    assert got.startswith('{"id":0,"kind":"request"') and fifo.is_fifo()
+    assert not (tmp_path / "fifo.part").exists()
