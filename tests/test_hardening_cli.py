@@ -438,3 +438,12 @@ def test_trace_out_to_a_device_writes_in_place_and_never_replaces_it(tmp_path):
     assert out.returncode == 0, out.stderr
     assert got.startswith('{"id":0,"kind":"request"') and fifo.is_fifo()
     assert not (tmp_path / "fifo.part").exists()
+
+
+def test_trace_out_that_cannot_be_created_names_the_file_even_as_root(capsys, tmp_path):
+    """Root writes into read-only folders, so an unwritable temp file is made here by putting a
+    folder where x.part would go: the error names x, and the folder is left alone."""
+    (tmp_path / "x.part").mkdir()
+    err = refused(capsys, "run", "ratelimit-burst", "--duration", "1", "--trace-out", str(tmp_path / "x"))
+    assert f"cannot write '{tmp_path / 'x'}'" in err and "x.part" not in err
+    assert (tmp_path / "x.part").is_dir() and not (tmp_path / "x").exists()
