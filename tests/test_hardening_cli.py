@@ -395,3 +395,55 @@ def test_cli_runs_without_the_harness(monkeypatch, capsys):
     rc, out, _ = run_main(capsys, "run", "ratelimit-burst", "--json")
     assert rc == 0 and json.loads(out)["preset"] == "ratelimit-burst"
     refused(capsys, "bench", "ratelimit-burst", needle="needs the wall-clock harness")
+
+
+@pytest.mark.parametrize("text", ["0", "7", "0007", str(2**53 - 1), "0" * 19 + "1"])
+def test_seed_text_the_api_accepts_is_accepted(text):
+    """The API's query rule (ASCII digits, at most 20, then 0..2^53-1) is the CLI's."""
+    assert limits.parse_seed(text) == int(text)
+
+
+@pytest.mark.parametrize("text", ["0" * 20 + "1", str(2**53), "-0", "1.0", "1e3", ""])
+def test_seed_text_the_api_refuses_is_refused(text):
+    with pytest.raises(ValueError):
+        limits.parse_seed(text)
+
+
+SEED_TEXTS = ["0", "7", "0007", str(2**53 - 1), str(2**53), "-1", "1e38", "٣", "1_000", " 7", "+7", "x", "", "9" * 21]
+
+
+def test_cli_and_api_accept_the_same_seeds():
+    pytest.importorskip("starlette")
+    from web.api import validate
+    from web.api.errors import ApiError
+
+    for text in SEED_TEXTS:
+        try:
+            api = validate.query_seed(text)
+        except ApiError:
+            api = None
+        try:
+            mine = limits.parse_seed(text)
+        except ValueError:
+            mine = None
+        assert api == mine, text
+
+
+def test_trace_out_to_a_device_writes_in_place_and_never_replaces_it(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    out = proc("run", "ratelimit-burst", "--duration", "1", "--trace-out", str(fifo), timeout=120)
+    got = reader.communicate(timeout=60)[0]
+    assert out.returncode == 0, out.stderr
+    assert got.startswith('{"id":0,"kind":"request"') and fifo.is_fifo()
+    assert not (tmp_path / "fifo.part").exists()
+
+
+def test_trace_out_that_cannot_be_created_names_the_file_even_as_root(capsys, tmp_path):
+    """Root writes into read-only folders, so an unwritable temp file is made here by putting a
+    folder where x.part would go: the error names x, and the folder is left alone."""
+    (tmp_path / "x.part").mkdir()
+    err = refused(capsys, "run", "ratelimit-burst", "--duration", "1", "--trace-out", str(tmp_path / "x"))
+    assert f"cannot write '{tmp_path / 'x'}'" in err and "x.part" not in err
+    assert (tmp_path / "x.part").is_dir() and not (tmp_path / "x").exists()

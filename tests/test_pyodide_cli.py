@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -12,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import pyodide_available
-
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pyodide_available() -> bool:
+    return shutil.which("node") is not None and (ROOT / "node_modules" / "pyodide" / "pyodide.mjs").exists()
 
 
 def sims_only_archive(dest: Path) -> Path:

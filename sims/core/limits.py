@@ -51,8 +51,9 @@ def check_seed(value: Any, where: str = "seed") -> int:
 
 
 def parse_seed(text: str, where: str = "--seed") -> int:
-    """The seed rule for text (a flag, a query parameter): ASCII decimal digits, at most 16."""
-    if not (text.isascii() and text.isdigit()) or len(text) > 16:
+    """The seed rule for text (a flag, a query parameter): ASCII decimal digits (at most 20, as
+    the API reads them), then the range of ``check_seed``."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 20:
         raise ValueError(f"{where}: expected an integer seed between 0 and {MAX_SEED}, got {show(text)}")
     return check_seed(int(text), where)
 

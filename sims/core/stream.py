@@ -85,6 +85,15 @@ def write(events: Iterable[dict], path: str | Path) -> None:
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(21, "is a directory", str(path))
+    if path.exists() and not path.is_file():  # /dev/stdout, a FIFO: written in place, never replaced
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                for ev in events:
+                    f.write(canonical_line(ev))
+                    f.write("\n")
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        return
     tmp = path.with_name(path.name + ".part")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
