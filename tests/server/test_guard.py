@@ -81,6 +81,12 @@ def test_cross_origin_api_requests_are_refused(client, main_server):
         assert r.status_code == 403
     same = client.post("/api/run", json=RUN, headers={"Origin": main_server.url})
     assert same.status_code == 200
+    # a cross-site <img src="/api/trace/..."> carries no Origin, only Sec-Fetch-Site
+    for site in ("cross-site", "same-site"):  # same-site: another port on localhost, say
+        r = client.get(f"/api/trace/{PRESET}", headers={"Sec-Fetch-Site": site})
+        assert r.status_code == 403 and r.json()["field"] == "origin"
+    for site in ("same-origin", "none"):  # the site's own pages; a URL typed into the address bar
+        assert client.get("/api/health", headers={"Sec-Fetch-Site": site}).status_code == 200
     # static files stay open to embedding pages (their CORS is for embed assets)
     assert client.get("/embed.js", headers={"Origin": "https://blog.example"}).status_code == 200
 

@@ -1,6 +1,6 @@
 """schemathesis against the served OpenAPI document: a bounded number of generated requests per
 operation, each answered without a 5xx (the one documented 503, a GPU replay on a server
-without a GPU, excepted). ``SCHEMA_EXAMPLES`` (default 40 per operation) sets the bound."""
+without a GPU, excepted), with the documented content type and a body that fits the schema. ``SCHEMA_EXAMPLES`` (default 40 per operation) sets the bound."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
 from web.server.api.openapi import openapi
 from web.server.config import Limits
@@ -45,6 +46,7 @@ def test_the_tested_document_is_the_served_one(api_server):
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 def test_no_5xx(case, api_server):
     r = case.call(base_url=api_server.url, timeout=30)
+    case.validate_response(r, checks=[response_schema_conformance, content_type_conformance])
     if case.path == "/api/gpu/replay" and r.status_code == 503:
         assert r.json()["field"] == "gpu"  # documented: no GPU on this server
         return

@@ -229,7 +229,3 @@ def main(host: str = "127.0.0.1", port: int = 8000, gpu: bool = False, dist: Pat
         server = _Server(config, app.app.app, limits.shutdown_grace)
         server.run(sockets=[sock])
     return 0 if server.started else 1
-
-
-if __name__ == "__main__":  # python -m web.server.app [port]
-    sys.exit(main(port=int(sys.argv[1]) if len(sys.argv) > 1 else 8000))

@@ -138,6 +138,10 @@ class Guard:
             raw_host is None or origin.lower() != f"{scope.get('scheme', 'http')}://{raw_host}".lower()
         ):
             return _refuse(403, f"cross-origin API requests are refused (Origin {origin[:80]!r})", "origin")
+        # browsers send no Origin on a plain cross-site GET (an <img src>), but they do send this:
+        site = headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            return _refuse(403, f"cross-origin API requests are refused (Sec-Fetch-Site {site[:40]!r})", "origin")
         if scope["method"] == "POST":
             ctype = headers.get("content-type", "").split(";")[0].strip().lower()
             if ctype != "application/json":

@@ -71,7 +71,8 @@ def openapi(limits: Limits) -> dict:
                     "summary": "Every preset",
                     "responses": {
                         "200": _json(
-                            {"type": "array", "items": {"type": "object"}}, "name, topic, title, duration, panels"
+                            {"type": "array", "items": {"$ref": "#/components/schemas/PresetItem"}},
+                            "name, available, and topic, title, duration, panels (or error when unavailable)",
                         )
                     },
                 }
@@ -158,6 +159,19 @@ def openapi(limits: Limits) -> dict:
                             "type": "object",
                             "additionalProperties": {"type": "object", "additionalProperties": {"type": "number"}},
                         },
+                    },
+                },
+                "PresetItem": {
+                    "type": "object",
+                    "required": ["name", "available"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "available": {"type": "boolean"},
+                        "topic": {"type": "string"},
+                        "title": {"type": "string"},
+                        "duration": {"type": "number"},
+                        "panels": {"type": "array", "items": {"type": "string"}},
+                        "error": {"type": "string"},
                     },
                 },
                 "GpuStatus": {
