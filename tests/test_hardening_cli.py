@@ -414,8 +414,8 @@ SEED_TEXTS = ["0", "7", "0007", str(2**53 - 1), str(2**53), "-1", "1e38", "٣", 
 
 def test_cli_and_api_accept_the_same_seeds():
     pytest.importorskip("starlette")
-    from web.api import validate
-    from web.api.errors import ApiError
+    from web.server.api import validate
+    from web.server.api.errors import ApiError
 
     for text in SEED_TEXTS:
         try:
