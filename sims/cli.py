@@ -449,6 +449,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--yes", action="store_true", help="run a grid larger than --max-cells")
     s.add_argument("--metrics", help="comma-separated metrics for the summary and the plot")
     s.add_argument("--plot", metavar="F.html", help="write a self-contained page: each metric against the first key")
+    s.add_argument(
+        "--drain",
+        action="store_true",
+        help="engine/cluster: stop arrivals at the duration and run until every request finishes (no censored figures)",
+    )
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
     s.set_defaults(fn=lambda a: _sweep_cli().cmd_sweep(a))
 
@@ -461,6 +466,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--confidence", type=float, default=0.95, help="one-sided confidence of the bound (default 0.95)")
     s.add_argument("--ray", nargs="?", const=True, metavar="ADDRESS", help="run on Ray: a local cluster, or ADDRESS")
     s.add_argument("--workers", type=_positive(int), help="local processes (default: every core) or Ray CPUs")
+    s.add_argument(
+        "--drain",
+        action="store_true",
+        help="engine/cluster: stop arrivals at the duration and run until every request finishes (no censored figures)",
+    )
     s.add_argument("--json", action="store_true", help='print {"answer", "feasible", "margins", "runs"}')
     s.set_defaults(fn=lambda a: _sweep_cli().cmd_plan(a))
 

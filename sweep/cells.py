@@ -32,10 +32,13 @@ class Job:
     seed: int
     panels: tuple[str, ...] | None
     preset_hash: str
+    drain: bool = False  # arrivals stop at the duration; every request then finishes (no censored figures)
 
     def key(self) -> str:
         """Where this job's rows are kept: the same inputs give the same key."""
-        text = json.dumps([self.preset_hash, self.params, self.seed, self.panels], sort_keys=True, default=str)
+        text = json.dumps(
+            [self.preset_hash, self.params, self.seed, self.panels, self.drain], sort_keys=True, default=str
+        )
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -45,7 +48,7 @@ def run_job(job: Job) -> dict:
     names = list(job.panels) if job.panels else base.panel_names()
     try:
         preset = base.with_overrides(job.params)
-        sc = Scenario(preset, job.seed, panels=list(job.panels) if job.panels else None).run()
+        sc = Scenario(preset, job.seed, panels=list(job.panels) if job.panels else None, drain=job.drain).run()
         metrics = sc.metrics()
         rows = [row(job, name, metrics[name], None) for name in metrics]
     except Exception as exc:  # a failing cell is a result, not the end of the sweep
@@ -58,11 +61,13 @@ def row(job: Job, panel: str, metrics: dict[str, Any], error: str | None) -> dic
     return {"params": dict(job.params), "seed": job.seed, "panel": panel, "metrics": metrics, "error": error}
 
 
-def jobs(preset: presets.Preset, cell_params: list[dict], seeds: list[int], panels: list[str] | None) -> list[Job]:
+def jobs(
+    preset: presets.Preset, cell_params: list[dict], seeds: list[int], panels: list[str] | None, drain: bool = False
+) -> list[Job]:
     h = content_hash(preset)
     kept = tuple(panels) if panels else None
     return [
-        Job(preset.raw, preset.path or f"{preset.name}.toml", params, seed, kept, h)
+        Job(preset.raw, preset.path or f"{preset.name}.toml", params, seed, kept, h, drain)
         for params in cell_params
         for seed in seeds
     ]

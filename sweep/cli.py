@@ -51,6 +51,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         progress=sys.stderr.isatty() and not args.json,
         max_cells=args.max_cells,
         yes=args.yes,
+        drain=args.drain,
     )
     metrics = _metrics(args.metrics, preset, rows)
     summ = run.summary(rows, metrics)
@@ -106,7 +107,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     preset = load_preset(args.preset)
     targets = [plan.parse_target(t) for t in args.target or []]
     execute = executors.pick(args.ray, _workers(args.workers))
-    result = plan.plan(preset, args.vary, targets, args.seeds, args.panel, execute, args.confidence)
+    result = plan.plan(preset, args.vary, targets, args.seeds, args.panel, execute, args.confidence, args.drain)
     if args.json:
         print(json.dumps(result))
         return 0

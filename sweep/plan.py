@@ -5,7 +5,9 @@ panel. A "<" target is met when the one-sided upper confidence bound of the mean
 uses the lower bound). The search bisects, which assumes more of the knob never hurts; the probes
 it made are all reported, so a reader can see the assumption hold or not.
 A probe whose figures are censored lower bounds (requests that never got a first token) cannot
-prove a "<" target: it counts as not met.
+prove a "<" target: it counts as not met. At the end of a loaded run the last arrivals are always
+still waiting, so plan latency targets with ``--drain`` (arrivals stop at the duration and every
+request finishes), which leaves nothing censored.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ def plan(
     panel: str,
     execute,
     confidence: float = 0.95,
+    drain: bool = False,
 ) -> dict:
     """``{"answer", "feasible", "margins", "runs"}``; answer None when even the largest value fails."""
     if not targets:
@@ -80,7 +83,7 @@ def plan(
 
     def probe(i: int) -> dict:
         if i not in probes:
-            rows = run.run(preset, {key: [values[i]]}, n_seeds, [panel], execute)
+            rows = run.run(preset, {key: [values[i]]}, n_seeds, [panel], execute, drain=drain)
             probes[i] = judge(values[i], rows, targets, confidence)
         return probes[i]
 

@@ -42,6 +42,7 @@ def run(
     progress: bool = False,
     max_cells: int = 1000,
     yes: bool = False,
+    drain: bool = False,
 ) -> list[dict]:
     """All rows, in grid order (cell, then seed, then panel). Journals to ``out`` as it goes."""
     if n_seeds < 1:
@@ -50,7 +51,7 @@ def run(
         presets.select_panels(preset, panels)  # unknown panel names fail before anything runs
     todo = grid.validate(preset, grid_spec, max_cells, yes)
     seeds = [preset.seed + k for k in range(n_seeds)]
-    jobs = cells.jobs(preset, [c.as_dict() for c in todo], seeds, panels)
+    jobs = cells.jobs(preset, [c.as_dict() for c in todo], seeds, panels, drain)
     if out is not None:
         store.check_out(out)
     journal = store.Journal(store.journal_path(out), resume) if out is not None else None
