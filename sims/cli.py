@@ -352,7 +352,10 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     dist = _folder(args.dist, "--dist")
     server = _edge("web.server", "serve")  # it binds first: a port in use is one line, before any worker
-    return server.main(host=args.host, port=args.port, gpu=args.gpu, dist=dist) or 0
+    sweep = Path(args.sweep) if args.sweep else None
+    if sweep is not None and not (sweep.is_file() and sweep.suffix == ".jsonl"):
+        raise UsageError(f"--sweep: {show(args.sweep, 120)} is not a .jsonl results file")
+    return server.main(host=args.host, port=args.port, gpu=args.gpu, dist=dist, real=args.real, sweep=sweep) or 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -422,6 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=_port, default=8000, help="port, 1 to 65535 (default: 8000)")
     s.add_argument("--gpu", action="store_true", help="enable GPU replay (needs CUDA and the gpu extra)")
     s.add_argument("--dist", default="dist", help="site folder, built first if missing or stale")
+    s.add_argument("--real", action="store_true", help="offer replays on real Redis and nginx on the preset pages")
+    s.add_argument("--sweep", metavar="F.jsonl", type=_path, help="show a finished sweep's results at /sweep/")
     s.set_defaults(fn=cmd_serve)
 
     s = sub.add_parser("sweep", help="run a grid of parameters over N seeds; rows per (cell, seed, panel)")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from sims.core import presets
-from sweep import executors, grid, plan, plot, run, store
+from sweep import executors, grid, plan, plot, run
 
 
 def load_preset(name: str) -> presets.Preset:
@@ -123,16 +123,4 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         print(f"infeasible: no {result['key']} up to the largest value meets every target for panel {result['panel']}")
     print(f"runs: {sum(r['seeds'] for r in result['runs'])} ({len(result['runs'])} values x {args.seeds} seeds)")
-    return 0
-
-
-def cmd_plot(args: argparse.Namespace) -> int:
-    """Plot a finished .jsonl results file (the server's /sweep view uses the same page)."""
-    rows = store.read_rows(Path(args.results))
-    keys = list(rows[0]["params"]) if rows else []
-    if not keys:
-        raise grid.SweepError(f"{args.results}: no swept parameters to plot")
-    summ = run.summary(rows)
-    metrics = [m for m in summ[0]["metrics"]][:4]
-    plot.write(Path(args.plot), f"sweep over {', '.join(keys)}", summ, keys[0], metrics)
     return 0

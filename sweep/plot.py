@@ -43,12 +43,29 @@ def figures(summary: list[dict], key: str, metrics: list[str]) -> list[dict]:
     return figs
 
 
-def write(path: Path, title: str, summary: list[dict], key: str, metrics: list[str]) -> None:
+def page(title: str, summary: list[dict], key: str, metrics: list[str]) -> str:
+    """The whole page as text (``contention serve --sweep`` serves it; ``write`` saves it)."""
     js, css = _uplot()
     data = json.dumps({"key": key, "figures": figures(summary, key, metrics)})
-    page = TEMPLATE.format(title=html.escape(title), css=css, js=js, data=data.replace("</", "<\\/"))
+    return TEMPLATE.format(title=html.escape(title), css=css, js=js, data=data.replace("</", "<\\/"))
+
+
+def from_rows(rows: list[dict], title: str) -> str:
+    """The page for a finished results file: the first swept key on x, the first four metrics."""
+    from sweep import run
+
+    keys = list(rows[0]["params"]) if rows else []
+    if not keys:
+        raise SweepError(f"{title}: no swept parameters to plot")
+    summ = run.summary(rows)
+    metrics = [m for m in summ[0]["metrics"]][:4]
+    return page(f"{title}: sweep over {', '.join(keys)}", summ, keys[0], metrics)
+
+
+def write(path: Path, title: str, summary: list[dict], key: str, metrics: list[str]) -> None:
+    text = page(title, summary, key, metrics)
     tmp = path.with_name(path.name + ".part")
-    tmp.write_text(page, encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
 
 

@@ -10,8 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def main(host: str = "127.0.0.1", port: int = 8000, gpu: bool = False, dist: Path = Path("dist")) -> int:
+def main(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    gpu: bool = False,
+    dist: Path = Path("dist"),
+    real: bool = False,
+    sweep: Path | None = None,
+) -> int:
     """Build dist/ if needed, then serve until SIGINT/SIGTERM (``web.server.app.main``)."""
     from web.server.app import main as serve
 
-    return serve(host=host, port=port, gpu=gpu, dist=dist)
+    return serve(host=host, port=port, gpu=gpu, dist=dist, real=real, sweep=sweep)

@@ -29,6 +29,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount
 
+from web.server import extras
 from web.server.api import catalog
 from web.server.api.errors import ApiError, StreamAborted
 from web.server.api.gpu import Gpu
@@ -85,7 +86,14 @@ class _AbortedStream:
             pass
 
 
-def create_app(dist: Path, limits: Limits | None = None, gpu: bool = False, host: str = "127.0.0.1") -> HttpPolicy:
+def create_app(
+    dist: Path,
+    limits: Limits | None = None,
+    gpu: bool = False,
+    host: str = "127.0.0.1",
+    real: bool = False,
+    sweep: Path | None = None,
+) -> HttpPolicy:
     """The ASGI app for a server bound to ``host``; ``.app.app`` on the result is the Starlette
     app (its ``state`` holds the pools)."""
     limits = limits or Limits()
@@ -105,7 +113,11 @@ def create_app(dist: Path, limits: Limits | None = None, gpu: bool = False, host
             log.info("workers stopped")
 
     app = Starlette(
-        routes=[Mount("/api", routes=api_routes), Mount("/", app=SiteFiles(dist))],
+        routes=[
+            Mount("/api", routes=[*api_routes, *extras.real_routes(real)]),
+            *([extras.sweep_route(sweep)] if sweep is not None else []),
+            Mount("/", app=SiteFiles(dist)),
+        ],
         middleware=[Middleware(Guard, bound_host=host)],
         exception_handlers={
             ApiError: _api_error,
@@ -196,7 +208,14 @@ def _setup_logging() -> None:
     log.propagate = False
 
 
-def main(host: str = "127.0.0.1", port: int = 8000, gpu: bool = False, dist: Path = Path("dist")) -> int:
+def main(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    gpu: bool = False,
+    dist: Path = Path("dist"),
+    real: bool = False,
+    sweep: Path | None = None,
+) -> int:
     """Build dist/ if needed, then serve until SIGINT/SIGTERM. Returns the exit status."""
     _setup_logging()
     if host not in LOCAL_HOSTS:
@@ -215,7 +234,7 @@ def main(host: str = "127.0.0.1", port: int = 8000, gpu: bool = False, dist: Pat
     with sock:
         ensure_built(Path(dist))
         Protocol.header_timeout = limits.header_timeout
-        app = create_app(Path(dist), limits, gpu, host)
+        app = create_app(Path(dist), limits, gpu, host, real, sweep)
         config = uvicorn.Config(
             app,
             access_log=False,
