@@ -120,8 +120,16 @@ def test_littles_law_is_measured_not_assumed():
         assert m["mean_in_system"] * sc.duration == pytest.approx(area, rel=1e-9), name
 
 
+def _at_stop(name: str) -> dict:
+    """The preset's metrics when its arrivals stop (its last seconds only drain the queues)."""
+    p = presets.load(name)
+    sc = Scenario(p)
+    sc.advance(p.workload["stop_at"])
+    return sc.metrics()
+
+
 def test_utilization_is_offered_load_and_pooling_matches_its_closed_forms():
-    m = api.run("queues-pooling")["panels"]
+    m = _at_stop("queues-pooling")
     lam, mu = 1600.0, 500.0
     for name in m:
         assert m[name]["utilization"] == pytest.approx(lam / (4 * mu), abs=0.01)
@@ -365,7 +373,7 @@ def test_strict_priority_serves_the_high_class_first_and_starves_the_low():
 def test_hockey_stick_wait_grows_as_one_over_one_minus_rho():
     # the numbers docs/queues.md puts beside the closed form; at the preset's seed only, so the
     # tolerance is loose (the batch-means tests above are the fidelity tests)
-    m = api.run("queues-hockey-stick")["panels"]
+    m = _at_stop("queues-hockey-stick")
     lam = 475.0
     for name, rho in (("rho_50", 0.5), ("rho_70", 0.7), ("rho_80", 0.8), ("rho_90", 0.9)):
         mu = lam / rho  # speed 0.95 / rho serves 500 x speed per second

@@ -652,6 +652,7 @@ class QueuePanel(Panel):
         m["goodput_rps"] = ratio(self.good, now)
         m["mean_in_system"] = ratio(area, now)
         m["wait_mean"] = ratio(self.wait_sum + fsum(wait_ages), len(self.waits) + len(wait_ages))
+        m["wait_mean_censored"] = int(bool(wait_ages))  # an age taking part can only grow
         m["sojourn_mean_completed"] = ratio(self.served_sojourn, self.served)
         m["in_system"] = self.n
         m["queue_len"] = len(waiting)
