@@ -17,7 +17,7 @@ from heapq import heappop, heappush
 from math import fsum
 
 from sims.core.metrics import ratio
-from sims.core.panel import Panel
+from sims.core.panel import Checkpointed, Panel
 from sims.queues.stats import Tally
 
 _INF = float("inf")
@@ -25,7 +25,7 @@ SPLITS = ("random", "round_robin", "shortest")
 BUDGET_CAP = 10.0  # retry tokens a client library banks at most
 
 
-class Job:
+class Job(Checkpointed):
     """One attempt of one client request at the queue."""
 
     __slots__ = (
@@ -58,7 +58,7 @@ class Job:
         self.group = 0  # which queue it joined
 
 
-class Group:
+class Group(Checkpointed):
     """One waiting line and the servers that take from it."""
 
     __slots__ = ("disc", "servers", "busy")
