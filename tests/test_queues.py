@@ -462,3 +462,44 @@ def test_seeking_back_through_checkpoints_replays_the_same_run(name):
     sc.advance(16.0)
     assert sc.metrics() == end
     sc.check_invariants()
+
+
+# -- the workload ---------------------------------------------------------------------------------------
+def _stream(**wl):
+    return Scenario(_preset(wl, [{"policy": "fifo"}], duration=60.0)).events
+
+
+def test_surge_diurnal_and_bursty_arrivals_have_their_rates():
+    ev = _stream(rate=100.0, surge_at=20.0, surge_for=10.0, surge_rate=1000.0)
+    inside = sum(1 for e in ev if 20.0 <= e["t"] < 30.0)
+    assert inside == pytest.approx(10_000, rel=0.05) and len(ev) - inside == pytest.approx(5000, rel=0.06)
+    ev = _stream(arrival="diurnal", rate=50.0, peak_rate=1000.0, period=60.0)
+    night = sum(1 for e in ev if e["t"] < 5.0 or e["t"] >= 55.0)
+    noon = sum(1 for e in ev if 25.0 <= e["t"] < 35.0)
+    assert noon > 10 * night  # rate 50/s at t = 0 and 60, 1000/s at t = 30
+    ev = _stream(arrival="bursty", rate_on=2000.0, rate_off=10.0, mean_on=1.0, mean_off=4.0)
+    per_s = [0] * 60
+    for e in ev:
+        per_s[int(e["t"])] += 1
+    assert max(per_s) > 1000 and min(per_s) < 50
+    assert [e["t"] for e in _stream(stop_at=30.0)][-1] <= 30.0
+
+
+def test_service_distributions_keep_their_mean_and_classes_their_weights():
+    for service in ("exp", "fixed", "pareto", "lognormal"):
+        ev = _stream(rate=500.0, service=service, service_mean=0.002, classes=[3.0, 1.0])
+        sizes = [e["size"] for e in ev]
+        assert fsum(sizes) / len(sizes) == pytest.approx(0.002, rel=0.15 if service == "pareto" else 0.03), service
+        assert sum(e["cls"] for e in ev) / len(ev) == pytest.approx(0.25, abs=0.02)
+    assert max(e["size"] for e in _stream(service="pareto", alpha=1.5)) > 100 * 0.001  # a heavy tail
+
+
+def test_srpt_beats_fifo_on_mean_response_time_with_heavy_tails():
+    p = _preset(
+        {"rate": 700.0, "service": "pareto", "alpha": 1.5, "service_mean": 0.001, "stop_at": 50.0},
+        [{"policy": "fifo"}, {"policy": "srpt"}],
+        duration=60.0,
+    )
+    m = Scenario(p).run().metrics()
+    assert m["srpt"]["sojourn_mean_completed"] < 0.5 * m["fifo"]["sojourn_mean_completed"]
+    assert m["srpt"]["preemptions"] > 0 and m["srpt"]["served"] == m["fifo"]["served"] == m["fifo"]["arrivals"]
