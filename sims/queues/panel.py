@@ -606,8 +606,8 @@ class QueuePanel(Panel):
 
     def next_time(self) -> float | None:
         h = self._heap[0][0] if self._heap else _INF
-        live = [j for j in self._timers if not j.done][:1]
-        d = live[0].arrival + self.timeout if live else _INF
+        live = next((j for j in self._timers if not j.done), None)
+        d = live.arrival + self.timeout if live is not None else _INF
         m = min(h, d)
         return None if m == _INF else m
 
