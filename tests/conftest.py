@@ -18,10 +18,10 @@ def pyodide_available() -> bool:
 
 def run_in_pyodide(jobs: list[dict], tmp_path: Path, timeout: float = 1800) -> dict:
     """Run ``api.run`` jobs in Pyodide under Node; returns the runner's JSON report."""
-    import site_build
+    import sitebuild
 
     archive = tmp_path / "sims.zip"
-    site_build.pack_python(archive)
+    sitebuild.pack_python(archive)
     jobs_file = tmp_path / "jobs.json"
     jobs_file.write_text(json.dumps(jobs))
     proc = subprocess.run(

@@ -1,7 +1,7 @@
 """The Python side of the browser worker: live scenarios by id, answered with compact JSON frames.
 
 The worker calls ``call(op, args_json)`` and gets one JSON string back, so each request crosses
-the JS/Python boundary once. ``site_build`` uses the same sessions in CPython to precompute the
+the JS/Python boundary once. ``sitebuild`` uses the same sessions in CPython to precompute the
 first frames of every preset, so the page's poster and Pyodide's live frames come from one code path.
 Only the standard library and ``sims`` are imported here.
 """
