@@ -79,9 +79,8 @@ class QueuePanel(Panel):
             raise ValueError(f"servers ({servers!r}) must be a positive multiple of queues ({queues!r})")
         if params["split"] not in SPLITS:
             raise ValueError(f"split: expected one of {', '.join(SPLITS)}, got {params['split']!r}")
-        for key in ("speed",):
-            if not params[key] > 0:
-                raise ValueError(f"{key} must be > 0, got {params[key]!r}")
+        if not params["speed"] > 0:
+            raise ValueError(f"speed must be > 0, got {params['speed']!r}")
         for key in ("timeout", "backoff"):
             if not params[key] >= 0:
                 raise ValueError(f"{key} must be >= 0 seconds, got {params[key]!r}")
