@@ -340,7 +340,13 @@ def test_percentiles_count_requests_still_waiting_and_say_so():
 
 # -- the presets' stories (the claims themselves are checked over five seeds by test_claims) ------------
 def test_bufferbloat_fifo_wastes_its_time_on_abandoned_requests():
-    m = api.run("queues-bufferbloat")["panels"]
+    sc = Scenario("queues-bufferbloat")
+    sc.advance(14.0)  # two seconds after the burst: FIFO answers no one in time, the others do
+    now = sc.metrics()
+    assert now["fifo"]["goodput_1s"] == 0.0
+    for name in ("codel", "adaptive_lifo", "drop_tail"):
+        assert now[name]["goodput_1s"] > 600.0, name
+    m = sc.run().metrics()
     assert m["fifo"]["wasted"] > 5000 and m["fifo"]["dropped"] == 0
     for name in ("codel", "adaptive_lifo", "drop_tail"):
         assert m[name]["goodput"] > m["fifo"]["goodput"] + 0.2, name
@@ -361,6 +367,9 @@ def test_retry_storm_outlives_the_overload_and_a_budget_ends_it():
     assert m["retry_budget"]["queue_len"] < 20 and m["retry_now"]["queue_len"] > 5000
     budget = m["retry_budget"]
     assert budget["retries"] <= 0.1 * budget["requests"] + 10  # what the budget allows
+    # in the last second: nothing answered in time by the collapsed panels, all of it by the others
+    assert m["retry_now"]["goodput_1s"] == m["retry_backoff"]["goodput_1s"] == 0.0
+    assert m["no_retries"]["goodput_1s"] > 60.0 and m["retry_budget"]["goodput_1s"] > 60.0
 
 
 def test_strict_priority_serves_the_high_class_first_and_starves_the_low():

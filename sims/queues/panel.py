@@ -12,6 +12,7 @@ drop may be followed by a retry, which is a new arrival at the queue.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from heapq import heappop, heappush
 from math import fsum
@@ -117,6 +118,7 @@ class QueuePanel(Panel):
         self.high_waits = Tally()  # waits of class 0
         self.served_sojourn = 0.0  # summed in completion order (portable, unlike sum())
         self.wait_sum = 0.0  # of the finished waits, in the order they ended
+        self.good_times: list[float] = []  # when each answer in time was given, ascending
         self.requests = self.arrivals = self.served = self.dropped = 0
         self.timeouts = self.retries = self.good = self.wasted = self.preemptions = 0
         self.max_queue = 0
@@ -237,6 +239,7 @@ class QueuePanel(Panel):
             self.wasted += 1
         else:
             self.good += 1
+            self.good_times.append(t)
         disc = g.disc
         nxt = disc.pop(t)
         if nxt is not None:
@@ -362,6 +365,7 @@ class QueuePanel(Panel):
         heap, timers, timeout = self._heap, self._timers, self.timeout
         limit, backoff, budget, rng = self.retry_limit, self.backoff, self.budget, self.rng
         waits, low, high, soj = self.waits.v, self.low_waits.v, self.high_waits.v, self.sojourns.v
+        good_times = self.good_times
         (
             n,
             area,
@@ -414,6 +418,7 @@ class QueuePanel(Panel):
                         wasted += 1
                     else:
                         good += 1
+                        good_times.append(t)
                     if pop is None:
                         nxt = disc.pop(t)
                     else:
@@ -649,6 +654,8 @@ class QueuePanel(Panel):
         m["utilization"] = ratio(busy, self.servers * now)
         m["goodput"] = ratio(self.good, self.requests)
         m["goodput_rps"] = ratio(self.good, now)
+        recent = len(self.good_times) - bisect_right(self.good_times, now - 1.0)
+        m["goodput_1s"] = ratio(recent, min(1.0, now))  # answers in time over the last second, per second
         m["mean_in_system"] = ratio(area, now)
         m["wait_mean"] = ratio(self.wait_sum + fsum(wait_ages), len(self.waits) + len(wait_ages))
         m["wait_mean_censored"] = int(bool(wait_ages))  # an age taking part can only grow
