@@ -116,8 +116,8 @@ def test_the_default_feed_is_the_generic_loop():
 
 
 def test_insert_and_tuned_checkpoints_change_nothing_but_the_inserted_event():
-    plain = api.run("hashing-add-node")
-    sc = Scenario("hashing-add-node")
+    plain = api.run("ratelimit-burst")
+    sc = Scenario("ratelimit-burst")
     sc.checkpoint()
     sc.tune_checkpoints(sc.duration / 7)
     sc.advance(sc.duration / 2)

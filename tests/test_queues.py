@@ -120,8 +120,16 @@ def test_littles_law_is_measured_not_assumed():
         assert m["mean_in_system"] * sc.duration == pytest.approx(area, rel=1e-9), name
 
 
+def _at_stop(name: str) -> dict:
+    """The preset's metrics when its arrivals stop (its last seconds only drain the queues)."""
+    p = presets.load(name)
+    sc = Scenario(p)
+    sc.advance(p.workload["stop_at"])
+    return sc.metrics()
+
+
 def test_utilization_is_offered_load_and_pooling_matches_its_closed_forms():
-    m = api.run("queues-pooling")["panels"]
+    m = _at_stop("queues-pooling")
     lam, mu = 1600.0, 500.0
     for name in m:
         assert m[name]["utilization"] == pytest.approx(lam / (4 * mu), abs=0.01)
@@ -332,7 +340,13 @@ def test_percentiles_count_requests_still_waiting_and_say_so():
 
 # -- the presets' stories (the claims themselves are checked over five seeds by test_claims) ------------
 def test_bufferbloat_fifo_wastes_its_time_on_abandoned_requests():
-    m = api.run("queues-bufferbloat")["panels"]
+    sc = Scenario("queues-bufferbloat")
+    sc.advance(14.0)  # two seconds after the burst: FIFO answers no one in time, the others do
+    now = sc.metrics()
+    assert now["fifo"]["goodput_1s"] == 0.0
+    for name in ("codel", "adaptive_lifo", "drop_tail"):
+        assert now[name]["goodput_1s"] > 600.0, name
+    m = sc.run().metrics()
     assert m["fifo"]["wasted"] > 5000 and m["fifo"]["dropped"] == 0
     for name in ("codel", "adaptive_lifo", "drop_tail"):
         assert m[name]["goodput"] > m["fifo"]["goodput"] + 0.2, name
@@ -353,6 +367,9 @@ def test_retry_storm_outlives_the_overload_and_a_budget_ends_it():
     assert m["retry_budget"]["queue_len"] < 20 and m["retry_now"]["queue_len"] > 5000
     budget = m["retry_budget"]
     assert budget["retries"] <= 0.1 * budget["requests"] + 10  # what the budget allows
+    # in the last second: nothing answered in time by the collapsed panels, all of it by the others
+    assert m["retry_now"]["goodput_1s"] == m["retry_backoff"]["goodput_1s"] == 0.0
+    assert m["no_retries"]["goodput_1s"] > 60.0 and m["retry_budget"]["goodput_1s"] > 60.0
 
 
 def test_strict_priority_serves_the_high_class_first_and_starves_the_low():
@@ -365,7 +382,7 @@ def test_strict_priority_serves_the_high_class_first_and_starves_the_low():
 def test_hockey_stick_wait_grows_as_one_over_one_minus_rho():
     # the numbers docs/queues.md puts beside the closed form; at the preset's seed only, so the
     # tolerance is loose (the batch-means tests above are the fidelity tests)
-    m = api.run("queues-hockey-stick")["panels"]
+    m = _at_stop("queues-hockey-stick")
     lam = 475.0
     for name, rho in (("rho_50", 0.5), ("rho_70", 0.7), ("rho_80", 0.8), ("rho_90", 0.9)):
         mu = lam / rho  # speed 0.95 / rho serves 500 x speed per second
@@ -454,3 +471,44 @@ def test_seeking_back_through_checkpoints_replays_the_same_run(name):
     sc.advance(16.0)
     assert sc.metrics() == end
     sc.check_invariants()
+
+
+# -- the workload ---------------------------------------------------------------------------------------
+def _stream(**wl):
+    return Scenario(_preset(wl, [{"policy": "fifo"}], duration=60.0)).events
+
+
+def test_surge_diurnal_and_bursty_arrivals_have_their_rates():
+    ev = _stream(rate=100.0, surge_at=20.0, surge_for=10.0, surge_rate=1000.0)
+    inside = sum(1 for e in ev if 20.0 <= e["t"] < 30.0)
+    assert inside == pytest.approx(10_000, rel=0.05) and len(ev) - inside == pytest.approx(5000, rel=0.06)
+    ev = _stream(arrival="diurnal", rate=50.0, peak_rate=1000.0, period=60.0)
+    night = sum(1 for e in ev if e["t"] < 5.0 or e["t"] >= 55.0)
+    noon = sum(1 for e in ev if 25.0 <= e["t"] < 35.0)
+    assert noon > 10 * night  # rate 50/s at t = 0 and 60, 1000/s at t = 30
+    ev = _stream(arrival="bursty", rate_on=2000.0, rate_off=10.0, mean_on=1.0, mean_off=4.0)
+    per_s = [0] * 60
+    for e in ev:
+        per_s[int(e["t"])] += 1
+    assert max(per_s) > 1000 and min(per_s) < 50
+    assert [e["t"] for e in _stream(stop_at=30.0)][-1] <= 30.0
+
+
+def test_service_distributions_keep_their_mean_and_classes_their_weights():
+    for service in ("exp", "fixed", "pareto", "lognormal"):
+        ev = _stream(rate=500.0, service=service, service_mean=0.002, classes=[3.0, 1.0])
+        sizes = [e["size"] for e in ev]
+        assert fsum(sizes) / len(sizes) == pytest.approx(0.002, rel=0.15 if service == "pareto" else 0.03), service
+        assert sum(e["cls"] for e in ev) / len(ev) == pytest.approx(0.25, abs=0.02)
+    assert max(e["size"] for e in _stream(service="pareto", alpha=1.5)) > 100 * 0.001  # a heavy tail
+
+
+def test_srpt_beats_fifo_on_mean_response_time_with_heavy_tails():
+    p = _preset(
+        {"rate": 700.0, "service": "pareto", "alpha": 1.5, "service_mean": 0.001, "stop_at": 50.0},
+        [{"policy": "fifo"}, {"policy": "srpt"}],
+        duration=60.0,
+    )
+    m = Scenario(p).run().metrics()
+    assert m["srpt"]["sojourn_mean_completed"] < 0.5 * m["fifo"]["sojourn_mean_completed"]
+    assert m["srpt"]["preemptions"] > 0 and m["srpt"]["served"] == m["fifo"]["served"] == m["fifo"]["arrivals"]

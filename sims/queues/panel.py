@@ -12,12 +12,13 @@ drop may be followed by a retry, which is a new arrival at the queue.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from heapq import heappop, heappush
 from math import fsum
 
 from sims.core.metrics import ratio
-from sims.core.panel import Panel
+from sims.core.panel import Checkpointed, Panel
 from sims.queues.stats import Tally
 
 _INF = float("inf")
@@ -25,7 +26,7 @@ SPLITS = ("random", "round_robin", "shortest")
 BUDGET_CAP = 10.0  # retry tokens a client library banks at most
 
 
-class Job:
+class Job(Checkpointed):
     """One attempt of one client request at the queue."""
 
     __slots__ = (
@@ -58,7 +59,7 @@ class Job:
         self.group = 0  # which queue it joined
 
 
-class Group:
+class Group(Checkpointed):
     """One waiting line and the servers that take from it."""
 
     __slots__ = ("disc", "servers", "busy")
@@ -79,9 +80,8 @@ class QueuePanel(Panel):
             raise ValueError(f"servers ({servers!r}) must be a positive multiple of queues ({queues!r})")
         if params["split"] not in SPLITS:
             raise ValueError(f"split: expected one of {', '.join(SPLITS)}, got {params['split']!r}")
-        for key in ("speed",):
-            if not params[key] > 0:
-                raise ValueError(f"{key} must be > 0, got {params[key]!r}")
+        if not params["speed"] > 0:
+            raise ValueError(f"speed must be > 0, got {params['speed']!r}")
         for key in ("timeout", "backoff"):
             if not params[key] >= 0:
                 raise ValueError(f"{key} must be >= 0 seconds, got {params[key]!r}")
@@ -118,6 +118,7 @@ class QueuePanel(Panel):
         self.high_waits = Tally()  # waits of class 0
         self.served_sojourn = 0.0  # summed in completion order (portable, unlike sum())
         self.wait_sum = 0.0  # of the finished waits, in the order they ended
+        self.good_times: list[float] = []  # when each answer in time was given, ascending
         self.requests = self.arrivals = self.served = self.dropped = 0
         self.timeouts = self.retries = self.good = self.wasted = self.preemptions = 0
         self.max_queue = 0
@@ -238,6 +239,7 @@ class QueuePanel(Panel):
             self.wasted += 1
         else:
             self.good += 1
+            self.good_times.append(t)
         disc = g.disc
         nxt = disc.pop(t)
         if nxt is not None:
@@ -363,6 +365,7 @@ class QueuePanel(Panel):
         heap, timers, timeout = self._heap, self._timers, self.timeout
         limit, backoff, budget, rng = self.retry_limit, self.backoff, self.budget, self.rng
         waits, low, high, soj = self.waits.v, self.low_waits.v, self.high_waits.v, self.sojourns.v
+        good_times = self.good_times
         (
             n,
             area,
@@ -415,6 +418,7 @@ class QueuePanel(Panel):
                         wasted += 1
                     else:
                         good += 1
+                        good_times.append(t)
                     if pop is None:
                         nxt = disc.pop(t)
                     else:
@@ -606,8 +610,8 @@ class QueuePanel(Panel):
 
     def next_time(self) -> float | None:
         h = self._heap[0][0] if self._heap else _INF
-        live = [j for j in self._timers if not j.done][:1]
-        d = live[0].arrival + self.timeout if live else _INF
+        live = next((j for j in self._timers if not j.done), None)
+        d = live.arrival + self.timeout if live is not None else _INF
         m = min(h, d)
         return None if m == _INF else m
 
@@ -650,8 +654,11 @@ class QueuePanel(Panel):
         m["utilization"] = ratio(busy, self.servers * now)
         m["goodput"] = ratio(self.good, self.requests)
         m["goodput_rps"] = ratio(self.good, now)
+        recent = len(self.good_times) - bisect_right(self.good_times, now - 1.0)
+        m["goodput_1s"] = ratio(recent, min(1.0, now))  # answers in time over the last second, per second
         m["mean_in_system"] = ratio(area, now)
         m["wait_mean"] = ratio(self.wait_sum + fsum(wait_ages), len(self.waits) + len(wait_ages))
+        m["wait_mean_censored"] = int(bool(wait_ages))  # an age taking part can only grow
         m["sojourn_mean_completed"] = ratio(self.served_sojourn, self.served)
         m["in_system"] = self.n
         m["queue_len"] = len(waiting)

@@ -15,10 +15,11 @@ from heapq import heappop, heappush, nsmallest
 from itertools import islice
 from math import sqrt
 
+from sims.core.panel import Checkpointed
 from sims.core.registry import Param, register_policy
 
 
-class Discipline:
+class Discipline(Checkpointed):
     PARAMS: dict[str, Param] = {}
     preemptive = False
     # The panel's inlined loop may bypass push/pop for a deque ``q``: ``append_only`` means push

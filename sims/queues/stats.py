@@ -7,9 +7,10 @@ move is a lower bound too, and flagged censored (DESIGN.md's rule for unfinished
 from __future__ import annotations
 
 from sims.core.metrics import percentile
+from sims.core.panel import Checkpointed
 
 
-class Tally:
+class Tally(Checkpointed):
     """A growing list of finished values, sorted lazily when a percentile is read."""
 
     __slots__ = ("v", "_sorted")

@@ -73,6 +73,7 @@ def _arrival_times(p: dict, rng: Random, duration: float) -> Iterator[float]:
     alpha=Param(float, 1.5, "pareto shape (> 1)"),
     sigma=Param(float, 1.5, "lognormal sigma"),
     classes=Param(list, [1.0], "weight of each priority class, class 0 (highest) first"),
+    stop_at=Param(float, 0.0, "no arrivals after this time, so the queue can drain (0 = arrivals to the end)"),
 )
 def queueing(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Arrivals of requests with a service demand and, with several classes, a priority class."""
@@ -100,7 +101,10 @@ def queueing(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     cdf = [c / total for c in cdf]
     dist, mean, alpha, sigma = p["service"], p["service_mean"], p["alpha"], p["sigma"]
     last = len(cdf) - 1
-    for i, t in enumerate(_arrival_times(p, rng, duration)):
+    if p["stop_at"] < 0:
+        raise ValueError(f"workload.stop_at: expected >= 0 seconds, got {p['stop_at']!r}")
+    end = min(duration, p["stop_at"]) if p["stop_at"] else duration
+    for i, t in enumerate(_arrival_times(p, rng, end)):
         ev = {"t": t, "kind": "request", "id": i, "size": job_size(rng, dist, mean, alpha, sigma)}
         if last:
             u = rng.random()

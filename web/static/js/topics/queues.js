@@ -6,10 +6,10 @@ import { PAD, text } from "../draw.js";
 // A request's colour: its class (0 = accent), greyed once its client has timed out and left.
 const colour = (job, theme) => (job.gone ? theme.track : job.cls ? theme.palette[job.cls % theme.palette.length] : theme.accent);
 
-// What the discipline is doing right now, in a few words (CoDel's state, adaptive LIFO's mode).
+// What the discipline is doing right now, when it is worth a word (CoDel shedding, LIFO mode).
 function mode(policy) {
   if (!policy) return "";
-  if (policy.mode) return policy.mode;
+  if (policy.mode) return policy.mode === "lifo" ? "LIFO" : "";
   if (policy.overloaded !== undefined) return policy.overloaded ? "shedding" : "";
   if (policy.dropping !== undefined) return policy.dropping ? `dropping (${policy.count})` : "";
   return "";
@@ -20,15 +20,19 @@ function mode(policy) {
 registerRenderer("queues", (ctx, v, box, theme) => {
   const queues = v.queues || [];
   if (!queues.length) return;
-  const top = 18;
-  const rowH = Math.max(14, Math.min(48, (box.h - top - 14) / queues.length));
-  const cellH = Math.max(6, rowH - 14);
+  const top = 20;
+  const bottom = 16;
+  const rowH = Math.max(12, Math.min(44, (box.h - top - bottom) / queues.length));
+  const cellH = Math.max(6, rowH - 8);
   const waiting = queues.reduce((n, q) => n + (q.waiting || 0), 0);
-  text(ctx, `${fmt(waiting)} waiting`, PAD, 11, theme.fg);
-  if (v.timeout) text(ctx, `grey: client gave up (timeout ${fmt(v.timeout)} s)`, box.w - PAD, 11, theme.muted, "right");
+  text(ctx, `${fmt(waiting)} waiting`, PAD, 12, theme.fg);
+  const modes = [...new Set(queues.map((q) => mode(q.policy)).filter(Boolean))];
+  if (modes.length) text(ctx, modes.join(", "), box.w - PAD, 12, theme.bad, "right");
+  let gone = 0;
+  let oldest = 0;
   queues.forEach((q, r) => {
     const y = top + r * rowH;
-    const sw = Math.max(10, Math.min(22, (box.w * 0.3) / Math.max(1, q.servers)));
+    const sw = Math.max(8, Math.min(22, (box.w * 0.3) / Math.max(1, q.servers)));
     const sx = box.w - PAD - q.servers * sw;
     for (let s = 0; s < q.servers; s++) {
       const job = (q.busy || [])[s];
@@ -40,18 +44,21 @@ registerRenderer("queues", (ctx, v, box, theme) => {
       }
     }
     const head = q.head || [];
-    const cw = Math.max(2, Math.min(10, (sx - PAD - 40) / Math.max(head.length, 24)));
+    const room = sx - 6 - (PAD + 36);
+    const cw = Math.max(2, Math.min(10, room / Math.max(head.length, 24)));
     head.forEach((job, i) => {
       const x = sx - 6 - (i + 1) * cw;
       if (x < PAD + 36) return;
+      gone += job.gone ? 1 : 0;
+      oldest = Math.max(oldest, job.age || 0);
       ctx.fillStyle = colour(job, theme);
       ctx.fillRect(x, y + 2, Math.max(1, cw - 1), cellH - 3);
     });
     const more = (q.waiting || 0) - head.length;
     text(ctx, more > 0 ? `+${fmt(more)}` : `${fmt(q.waiting || 0)}`, PAD, y + cellH / 2 + 4, theme.muted);
-    const m = mode(q.policy);
-    if (m && rowH >= 24) text(ctx, m, sx - 6, y + cellH + 10, theme.bad, "right");
   });
-  const oldest = queues.flatMap((q) => (q.head || []).map((j) => j.age || 0));
-  if (oldest.length) text(ctx, `oldest shown waited ${fmt(Math.max(...oldest))} s`, PAD, box.h - 4, theme.muted);
+  const notes = [];
+  if (oldest) notes.push(`oldest ${fmt(oldest)} s`);
+  if (gone) notes.push("grey = client gone");
+  if (notes.length) text(ctx, notes.join(" · "), PAD, box.h - 4, theme.muted);
 });
