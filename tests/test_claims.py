@@ -69,6 +69,7 @@ def holds(p: presets.Preset, claim: dict, seed: int) -> tuple[bool, str]:
     return True, ""
 
 
+@pytest.mark.slow  # every preset on five seeds: `make test` runs it, `make check` does not
 @pytest.mark.parametrize("name", NAMES)
 def test_claim_holds_on_several_seeds(name):
     p = presets.load(name)

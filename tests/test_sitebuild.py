@@ -65,3 +65,31 @@ def test_a_build_writes_its_stamp_and_leaves_the_source_tree_alone(tmp_path):
     out = sitebuild.build(tmp_path / "dist")
     assert (out / sitebuild.STAMP).is_file() and (out / "docs" / "embedding.md").is_file()
     assert {p: p.stat().st_mtime_ns for p in (ROOT / "docs").glob("*.md")} == before
+
+
+def test_a_topic_extra_page_renders_its_text_and_presets():
+    pytest.importorskip("jinja2")
+    from sims.core import presets
+    from sitebuild import pages
+
+    content = pages.load_content()
+    everything = presets.all_presets()
+    common = pages._common(content, everything)
+    extra = {"slug": "scans", "title": "Why scans hurt", "explain": ["One pass evicts the hot set."]}
+    html = (
+        pages._env(pages.TEMPLATES)
+        .get_template("page.html")
+        .render(
+            root="../../../",
+            topic="cache",
+            text=content["topics"]["cache"],
+            page={**extra, "presets": ["cache-scan"]},
+            presets=common["by_topic"]["cache"],
+            **common,
+        )
+    )
+    assert "Why scans hurt" in html and "One pass evicts the hot set." in html
+    assert 'href="../../../play/cache-scan/"' in html and "play/cache-zipf/" not in html
+    assert [r["topic"] for r in content["translation"]] == [
+        t for t in common["topic_order"] if t in {r["topic"] for r in content["translation"]}
+    ]

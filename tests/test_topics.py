@@ -35,6 +35,16 @@ def test_a_bad_descriptor_names_the_file_and_field(tmp_path):
     bad.write_text("[metrics]\nhit_ratio = 1\n")
     with pytest.raises(ValueError, match=r"metrics.hit_ratio: expected"):
         registry._read_info("x", bad)
+    bad.write_text('[[pages]]\nslug = "../up"\ntitle = "Up"\n')
+    with pytest.raises(ValueError, match=r"pages\[0\].slug: letters"):
+        registry._read_info("x", bad)
+    bad.write_text('[[controls]]\nname = "partition"\n')
+    with pytest.raises(ValueError, match=r"controls\[0\].kind: expected a non-empty string"):
+        registry._read_info("x", bad)
+    good = tmp_path / "good.toml"
+    good.write_text('[[pages]]\nslug = "dijkstra"\ntitle = "Dijkstra"\n[[controls]]\nname = "cut"\nkind = "drag"\n')
+    info = registry._read_info("x", good)
+    assert info.pages[0]["slug"] == "dijkstra" and info.as_json()["topic_controls"] == [{"name": "cut", "kind": "drag"}]
 
 
 @pytest.mark.parametrize("topic", registry.topic_names())

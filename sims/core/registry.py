@@ -154,6 +154,13 @@ def _read_info(name: str, path: Path) -> TopicInfo:
         if not (isinstance(m, dict) and isinstance(m.get("unit"), str) and isinstance(m.get("format"), str)):
             raise ValueError(f'{path}: metrics.{key}: expected {{ unit = "...", format = "..." }}')
         metrics[key] = Metric(m["unit"], m["format"])
+    for table, keys in (("pages", ("slug", "title")), ("controls", ("name", "kind"))):
+        for i, entry in enumerate(raw.get(table, ())):
+            for key in keys:
+                if not (isinstance(entry, dict) and isinstance(entry.get(key), str) and entry[key]):
+                    raise ValueError(f"{path}: {table}[{i}].{key}: expected a non-empty string")
+            if table == "pages" and not all(c.isalnum() or c in "-_" for c in entry["slug"]):
+                raise ValueError(f"{path}: pages[{i}].slug: letters, digits, '-' and '_' only, got {entry['slug']!r}")
     order = raw.get("order", 1000)
     if isinstance(order, bool) or not isinstance(order, int):
         raise ValueError(f"{path}: field 'order': expected an integer, got {order!r}")
