@@ -115,7 +115,7 @@ export class MiniCharts {
     for (const [k, arr] of series.entries()) {
       let v = null;
       for (let i = n - 1; i >= 0 && v == null; i--) v = arr[i];
-      const text = v == null ? "–" : formatMetric(metric.replace(/_window$/, ""), v, this.units);
+      const text = v == null ? "–" : formatMetric(metric.replace(/@recent$/, ""), v, this.units);
       if (box.items[k].textContent !== text) box.items[k].textContent = text;
     }
     let [lo, hi] = this.data.extent(metric, this.ghost);

@@ -1,10 +1,10 @@
 // The sampled series of one simulation, as the charts (charts.js, the embed's mini-charts) draw
 // them: raw columns per panel from the bridge's rows, and the metrics derived from them. A ratio
 // of two cumulative counters (the meta's `windows`: {ratio: [numerator, denominator]}, from the
-// bridge) also exists as METRIC_window, the same ratio over the
+// bridge) also exists as METRIC@recent, the same ratio over the
 // last `windowSeconds` of samples: (num[i] - num[j]) / (den[i] - den[j]), j the first sample in
 // the window; no value while the window holds no denominator.
-const RECENT = "_window";
+const RECENT = "@recent";
 
 export class ChartData {
   /**
@@ -21,15 +21,15 @@ export class ChartData {
     this.xs = [];
     this.raw = panels.map(() => this.columns.map(() => []));
     this.windowSeconds = Math.max(duration / 20, 0);
-    // ratios whose counters the rows carry (or a chart named METRIC_window explicitly)
-    this.windowable = metrics.map((m) => m.replace(/_window$/, "")).filter((m) => this.windows[m]?.every((c) => c in this.col));
+    // ratios whose counters the rows carry
+    this.windowable = metrics.map((m) => m.replace(/@recent$/, "")).filter((m) => this.windows[m]?.every((c) => c in this.col));
     this._cache = new Map();
   }
 
   /** The metrics to draw: each windowable ratio in its recent form when `recent`. */
   display(recent) {
     return this.metrics.map((m) => {
-      const base = m.replace(/_window$/, "");
+      const base = m.replace(/@recent$/, "");
       if (!this.windowable.includes(base)) return m;
       return recent ? base + RECENT : base;
     });
@@ -59,7 +59,7 @@ export class ChartData {
     return changed;
   }
 
-  /** Panel `k`'s values of `metric` (a column, or METRIC_window), one per sample. */
+  /** Panel `k`'s values of `metric` (a column, or METRIC@recent), one per sample. */
   values(metric, k) {
     const key = `${metric}\u0000${k}`;
     if (this._cache.has(key)) return this._cache.get(key);

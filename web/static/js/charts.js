@@ -35,7 +35,7 @@ export class Charts {
     this._ro.observe(host);
   }
 
-  /** The metrics drawn now (METRIC_window for the recent form of a ratio). */
+  /** The metrics drawn now (METRIC@recent for the recent form of a ratio). */
   get shown() {
     return this.data.display(this.recent);
   }
@@ -155,7 +155,7 @@ export class Charts {
           width: 2,
           dash: dashFor(k),
           points: { show: false },
-          value: (u, v) => (v == null ? "–" : formatMetric(metric.replace(/_window$/, ""), v, units)),
+          value: (u, v) => (v == null ? "–" : formatMetric(metric.replace(/@recent$/, ""), v, units)),
         })),
       ],
       hooks: {

@@ -9,7 +9,7 @@ const TIME = /(latency|ttft|tpot|e2e|itl|_wait$|_wait_|_s$|wait$|_time$|pause)/;
 const BYTES = /(_bytes$|^peak_used$|^heap$|bytes_)/;
 const TOKS = /tok_s$/;
 const NOT_TIME = /(_per_s$|tok_s$|^requests_s$)/;
-const RECENT = "_window";
+const RECENT = "@recent";
 const SHOWN_UNIT = { ratio: "%", time: "s", bytes: "B", rate: "tok/s", count: "" };
 
 function kindOf(base, d) {
@@ -29,7 +29,7 @@ function kindOf(base, d) {
 
 /**
  * {title, unit, kind: "ratio" | "time" | "bytes" | "rate" | "count", recent} for a metric name;
- * `described`: the meta's `metrics`. METRIC_window is METRIC over the recent window.
+ * `described`: the meta's `metrics`. METRIC@recent is METRIC over the recent window.
  */
 export function metricInfo(name, described = {}) {
   const base = name.endsWith(RECENT) ? name.slice(0, -RECENT.length) : name;
