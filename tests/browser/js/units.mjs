@@ -53,6 +53,7 @@ test("at least three nice ticks, and labels that fit", () => {
     assert.ok(a <= lo && b >= hi && b > a, `${lo}..${hi} -> ${a}..${b}`);
     assert.ok(niceTicks(a, b).ticks.length >= 3, `${a}..${b}`);
   }
+  assert.deepEqual(niceTicks(...niceRange(0, 1, "count", true), 4, 3, true).ticks, [0, 1, 2]); // whole counts
   assert.equal(formatTick(100000, "count", 20000), "100k");
   assert.equal(formatTick(10000, "count", 2000), "10k");
   assert.equal(formatTick(0.45, "ratio", 0.05), "45%");

@@ -120,13 +120,13 @@ export class MiniCharts {
     }
     let [lo, hi] = this.data.extent(metric, this.ghost);
     if (lo === Infinity) [lo, hi] = [0, 1];
-    [lo, hi] = niceRange(lo, hi, info.kind);
-    const { ticks, step } = niceTicks(lo, hi, 3);
+    [lo, hi] = niceRange(lo, hi, info.kind, info.integer);
+    const { ticks, step } = niceTicks(lo, hi, 3, 3, info.integer);
     box.ticks = ticks.map((v) => formatTick(v, info.kind, step));
     const fg = getComputedStyle(canvas).color || "#555";
     const plotW = box.w - LEFT - 4;
     const plotH = H - TOP - BOTTOM;
-    const tMax = Math.max(this.data.lastT(this.ghost), 1e-9);
+    const tMax = this.data.span(this.ghost);
     const px = (t) => LEFT + (t / tMax) * plotW;
     const py = (v) => TOP + plotH - ((v - lo) / (hi - lo)) * plotH;
     // axes: y ticks with grid lines, the y title along the left edge, t at both ends

@@ -20,6 +20,7 @@ export class ChartData {
     this.col = Object.fromEntries(this.columns.map((c, i) => [c, i]));
     this.xs = [];
     this.raw = panels.map(() => this.columns.map(() => []));
+    this.duration = duration;
     this.windowSeconds = Math.max(duration / 20, 0);
     // ratios whose counters the rows carry
     this.windowable = metrics.map((m) => m.replace(/@recent$/, "")).filter((m) => this.windows[m]?.every((c) => c in this.col));
@@ -103,10 +104,10 @@ export class ChartData {
     return [lo, hi];
   }
 
-  lastT(ghost) {
-    const a = this.xs.length ? this.xs[this.xs.length - 1] : 0;
-    const b = ghost && ghost.xs.length ? ghost.xs[ghost.xs.length - 1] : 0;
-    return Math.max(a, b);
+  /** The time axis: the whole run (or as far as the samples, or a ghost's, reach). */
+  span(ghost) {
+    const last = (d) => (d && d.xs.length ? d.xs[d.xs.length - 1] : 0);
+    return Math.max(this.duration, last(this), last(ghost), 1e-9);
   }
 
   /** A frozen copy (the previous run, drawn faint after a parameter change). */

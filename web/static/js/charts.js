@@ -114,8 +114,8 @@ export class Charts {
       legend: { show: i === 0, live: true },
       cursor: { sync: { key: this.sync }, drag: { x: false, y: false } },
       scales: {
-        x: { time: false, range: (u, lo, hi) => [0, Math.max(hi ?? 0, this.data.lastT(this.ghost), 1e-9)] },
-        y: { range: () => this._range(metric, info.kind) },
+        x: { time: false, range: () => [0, this.data.span(this.ghost)] }, // the whole run: the lines fill it
+        y: { range: () => this._range(metric, info) },
       },
       axes: [
         {
@@ -135,7 +135,7 @@ export class Charts {
           labelSize: 18,
           labelFont: TICK_FONT,
           font: TICK_FONT,
-          splits: (u) => niceTicks(u.scales.y.min, u.scales.y.max).ticks,
+          splits: (u) => niceTicks(u.scales.y.min, u.scales.y.max, 4, 3, info.integer).ticks,
           values: (u, splits) => {
             const step = splits.length > 1 ? splits[1] - splits[0] : 0;
             return splits.map((v) => formatTick(v, info.kind, step));
@@ -165,10 +165,10 @@ export class Charts {
     };
   }
 
-  _range(metric, kind) {
+  _range(metric, info) {
     let [lo, hi] = this.data.extent(metric, this.ghost);
-    if (lo === Infinity) [lo, hi] = [0, kind === "ratio" ? 1 : 1];
-    return niceRange(lo, hi, kind);
+    if (lo === Infinity) [lo, hi] = [0, 1];
+    return niceRange(lo, hi, info.kind, info.integer);
   }
 
   /** The previous run (faint), the marks, and each line's name at its end. */

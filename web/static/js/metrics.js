@@ -39,7 +39,7 @@ export function metricInfo(name, described = {}) {
   const own = d && !["count", "ratio", "s", "bytes", "tok/s"].includes(d.unit) ? d.unit : null; // tokens, ×
   const unit = own || SHOWN_UNIT[kind];
   const words = base.replaceAll("_", " ");
-  return { title: recent ? `${words}, recent` : words, unit, kind, recent };
+  return { title: recent ? `${words}, recent` : words, unit, kind, recent, integer: !recent && d?.format === "int" };
 }
 
 /** "hit ratio (%)", "ttft p90 (s)": an axis title. */
@@ -79,12 +79,14 @@ export function formatTick(v, kind, step = 0) {
 }
 
 /** Nice ticks: at least `min` (3) values from lo to hi, a step of 1, 2 or 5 x 10^k. */
-export function niceTicks(lo, hi, target = 4, min = 3) {
+export function niceTicks(lo, hi, target = 4, min = 3, integer = false) {
   if (!(hi > lo)) hi = lo + (lo === 0 ? 1 : Math.abs(lo) * 0.1);
+  if (integer && hi - lo < min - 1) hi = lo + min - 1;
   for (let want = target; want <= target * 4; want++) {
     const raw = (hi - lo) / want;
     const mag = 10 ** Math.floor(Math.log10(raw));
-    const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw - 1e-12);
+    const nice = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw - 1e-12);
+    const step = integer ? Math.max(1, Math.round(nice)) : nice;
     const first = Math.ceil(lo / step - 1e-9) * step;
     const ticks = [];
     for (let v = first; v <= hi + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
@@ -93,15 +95,16 @@ export function niceTicks(lo, hi, target = 4, min = 3) {
   return { ticks: [lo, (lo + hi) / 2, hi], step: (hi - lo) / 2 };
 }
 
-/** A y range that shows [lo, hi] with nice ends (ratios within [0, 1]); never empty. */
-export function niceRange(lo, hi, kind) {
+/** A y range that shows [lo, hi] with nice ends (ratios within [0, 1]; whole steps for counts). */
+export function niceRange(lo, hi, kind, integer = false) {
   if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [0, 1];
   if (lo > 0 && lo < (hi - lo) * 1.5) lo = 0; // near zero: start at zero
   if (hi === lo) {
     const pad = hi === 0 ? 1 : Math.abs(hi) * 0.2;
     [lo, hi] = [lo >= 0 ? Math.max(0, lo - pad) : lo - pad, hi + pad];
   }
-  const { step } = niceTicks(lo, hi);
+  if (integer && hi - lo < 2) hi = lo + 2;
+  const { step } = niceTicks(lo, hi, 4, 3, integer);
   let a = Math.floor(lo / step + 1e-9) * step;
   let b = Math.ceil(hi / step - 1e-9) * step;
   if (kind === "ratio") [a, b] = [Math.max(0, a), Math.min(1, b)];
