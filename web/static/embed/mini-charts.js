@@ -150,7 +150,7 @@ export class MiniCharts {
     ctx.translate(9, TOP + plotH / 2);
     ctx.rotate(-Math.PI / 2);
     ctx.textAlign = "center";
-    ctx.fillText(axisTitle(metric, this.units).slice(0, 24), 0, 0);
+    ctx.fillText(axisTitle(metric, this.units, Math.floor(plotH / 5.5)), 0, 0);
     ctx.restore();
     ctx.globalAlpha = 1;
     // marks

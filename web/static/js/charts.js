@@ -18,7 +18,7 @@ const LABEL_FONT = "600 11px system-ui, sans-serif";
 const TICK_FONT = "11px system-ui, sans-serif";
 
 export class Charts {
-  constructor(host, metrics, panels, colors, { height = 170, columns = metrics, windows = {}, units = {}, duration = 0 } = {}) {
+  constructor(host, metrics, panels, colors, { height = 190, columns = metrics, windows = {}, units = {}, duration = 0 } = {}) {
     this.host = host;
     this.panels = panels;
     this.colors = colors;
@@ -131,7 +131,7 @@ export class Charts {
           stroke: "currentColor",
           grid: { stroke: gridStroke },
           ticks: { stroke: tickStroke },
-          label: axisTitle(metric, units),
+          label: axisTitle(metric, units, Math.floor((this.height - 60) / 6)),
           labelSize: 18,
           labelFont: TICK_FONT,
           font: TICK_FONT,

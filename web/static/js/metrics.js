@@ -42,10 +42,13 @@ export function metricInfo(name, described = {}) {
   return { title: recent ? `${words}, recent` : words, unit, kind, recent, integer: !recent && d?.format === "int" };
 }
 
-/** "hit ratio (%)", "ttft p90 (s)": an axis title. */
-export function axisTitle(name, units) {
+/** "hit ratio (%)", "ttft p90 (s)": an axis title, at most `max` characters when given (it must fit the axis). */
+export function axisTitle(name, units, max = 0) {
   const { title, unit } = metricInfo(name, units);
-  return unit ? `${title} (${unit})` : title;
+  const words = max ? title.replace(/, recent$/, "") : title; // an axis: the chart's caption says "recent"
+  const tail = unit ? ` (${unit})` : "";
+  const room = max ? max - tail.length : Infinity;
+  return (words.length > room ? `${words.slice(0, Math.max(1, room - 1))}…` : words) + tail;
 }
 
 /** A metric value as the panels show it. */
