@@ -86,3 +86,17 @@ test("a recent ratio is the counters' difference over the window", () => {
   d.apply({ from: 2, rows: [[1, { lru: [10, 1] }]], columns: ["requests", "hit_ratio"] }); // by name
   assert.deepEqual([d.values("hit_ratio", 0)[2], d.values("requests", 0)[2], d.values("hits", 0)[2]], [1, 10, null]);
 });
+
+test("a latency draws nothing until something has completed", () => {
+  const d = new ChartData(["ttft_p90"], ["a"], ["ttft_p90"], {}, 10, { noZero: ["ttft_p90"] });
+  d.apply({
+    from: 0,
+    rows: [
+      [0, { a: [0] }],
+      [1, { a: [0] }],
+      [2, { a: [0.3] }],
+      [3, { a: [0] }],
+    ],
+  });
+  assert.deepEqual(d.values("ttft_p90", 0), [null, null, 0.3, 0]);
+});

@@ -16,7 +16,9 @@ export class MiniCharts {
     this.panels = panels;
     this.colors = colors;
     this.units = units;
-    this.data = new ChartData(metrics, panels, columns, windows, duration);
+    this.data = new ChartData(metrics, panels, columns, windows, duration, {
+      noZero: columns.filter((c) => metricInfo(c, units).kind === "time"),
+    });
     this.recent = this.data.windowable.length > 0;
     this.marks = [];
     this.ghost = null;

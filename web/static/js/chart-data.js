@@ -12,8 +12,9 @@ export class ChartData {
    * order (the meta's `series`: the charted metrics, then any counters); `windows`: the meta's;
    * `duration`: the run's.
    */
-  constructor(metrics, panels, columns, windows, duration) {
+  constructor(metrics, panels, columns, windows, duration, { noZero = [] } = {}) {
     this.windows = windows || {};
+    this.noZero = new Set(noZero); // latencies: 0 before anything completed means "none yet"
     this.metrics = metrics;
     this.panels = panels;
     this.columns = columns.length ? columns : metrics;
@@ -65,8 +66,13 @@ export class ChartData {
     const key = `${metric}\u0000${k}`;
     if (this._cache.has(key)) return this._cache.get(key);
     let out;
-    if (metric in this.col) out = this.raw[k][this.col[metric]];
-    else if (metric.endsWith(RECENT) && this.windows[metric.slice(0, -RECENT.length)])
+    if (metric in this.col) {
+      out = this.raw[k][this.col[metric]];
+      if (this.noZero.has(metric)) {
+        const first = out.findIndex((v) => v != null && v !== 0);
+        out = out.map((v, i) => (first < 0 || i < first ? null : v)); // no line until the first value
+      }
+    } else if (metric.endsWith(RECENT) && this.windows[metric.slice(0, -RECENT.length)])
       out = this._windowed(metric.slice(0, -RECENT.length), k);
     else out = this.xs.map(() => null);
     this._cache.set(key, out);
@@ -112,7 +118,7 @@ export class ChartData {
 
   /** A frozen copy (the previous run, drawn faint after a parameter change). */
   snapshot() {
-    const copy = new ChartData(this.metrics, this.panels, this.columns, this.windows, 0);
+    const copy = new ChartData(this.metrics, this.panels, this.columns, this.windows, 0, { noZero: [...this.noZero] });
     copy.windowSeconds = this.windowSeconds;
     copy.xs = this.xs.slice();
     copy.raw = this.raw.map((per) => per.map((arr) => arr.slice()));

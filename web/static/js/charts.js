@@ -24,7 +24,9 @@ export class Charts {
     this.colors = colors;
     this.height = height;
     this.units = units;
-    this.data = new ChartData(metrics, panels, columns, windows, duration);
+    this.data = new ChartData(metrics, panels, columns, windows, duration, {
+      noZero: columns.filter((c) => metricInfo(c, units).kind === "time"),
+    });
     this.recent = this.data.windowable.length > 0; // recent ratios by default where they exist
     this.marks = [];
     this.ghost = null;
