@@ -4,7 +4,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 NODE_OK := node_modules/.installed
 
-.PHONY: serve test lint bench build chromium clean
+.PHONY: serve test check lint bench build chromium clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,6 +27,11 @@ serve: $(STAMP) $(NODE_OK)
 ## test: every test (unit, property, Pyodide-under-Node, Chromium, Triton interpreter)
 test: $(STAMP) $(NODE_OK) chromium
 	$(PY) -m pytest
+
+## check: the fast loop (under 2 minutes): unit, property and CPython tests; no npm, no browser
+CHECK_MARKS := not browser and not pyodide and not triton and not slow
+check: $(STAMP)
+	$(PY) -m pytest -q -m "$(CHECK_MARKS)"
 
 ## lint: ruff for Python; ESLint and Prettier (pinned in package.json) for the front end's JavaScript
 lint: $(STAMP) $(NODE_OK)

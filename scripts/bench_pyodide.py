@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import site_build  # noqa: E402
+import sitebuild  # noqa: E402
 from sims.core import api, presets  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def main() -> int:
     jobs = [{"preset": n} for n in names for _ in range(args.runs)]
     with tempfile.TemporaryDirectory() as tmp:
         archive = Path(tmp) / "sims.zip"
-        site_build.pack_python(archive)
+        sitebuild.pack_python(archive)
         jobs_file = Path(tmp) / "jobs.json"
         jobs_file.write_text(json.dumps(jobs))
         out = subprocess.run(

@@ -110,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.trace_out:
         from sims.core import stream
 
-        stream.write(sc.events[: sc._end], args.trace_out)
+        stream.write(sc.run_events(), args.trace_out)
     if args.json:
         print(json.dumps(result))
     else:
@@ -160,19 +160,13 @@ def _edge(module: str, extra: str):
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    site_build = _edge("site_build", "site")
-    site_build.build(Path(args.out))
+    _edge("sitebuild", "site").build(Path(args.out))
     return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     server = _edge("web.server", "serve")
     return server.main(host=args.host, port=args.port, gpu=args.gpu, dist=Path(args.dist)) or 0
-
-
-def cmd_gpu(args: argparse.Namespace) -> int:
-    gpu_cli = _edge("gpu_backend.cli", "gpu")
-    return gpu_cli.main(args.gpu_args) or 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -227,11 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dist", default="dist", help="site folder, built first if missing or stale")
     s.set_defaults(fn=cmd_serve)
 
-    s = sub.add_parser("gpu", help="GPU replay, calibration and benchmarks (gpu extra)", add_help=False)
-    s.add_argument(
-        "gpu_args", nargs=argparse.REMAINDER, help="calibrate | bench | replay ... (see `contention gpu --help`)"
-    )
-    s.set_defaults(fn=cmd_gpu)
+    # listed for --help only: main() hands everything after `gpu` to gpu_backend's own parser
+    sub.add_parser("gpu", help="GPU replay, calibration and benchmarks (gpu extra; see `contention gpu --help`)")
     return p
 
 

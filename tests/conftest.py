@@ -1,4 +1,6 @@
-"""Shared fixtures: the repo root and the Pyodide-under-Node runner."""
+"""Shared fixtures: the repo root and the Pyodide-under-Node runner. Marks the tests that need more
+than CPython (``pyodide``, ``triton``; ``browser`` is set by its modules) so that ``make check``
+can leave them out; ``make test`` runs everything."""
 
 from __future__ import annotations
 
@@ -18,10 +20,10 @@ def pyodide_available() -> bool:
 
 def run_in_pyodide(jobs: list[dict], tmp_path: Path, timeout: float = 1800) -> dict:
     """Run ``api.run`` jobs in Pyodide under Node; returns the runner's JSON report."""
-    import site_build
+    import sitebuild
 
     archive = tmp_path / "sims.zip"
-    site_build.pack_python(archive)
+    sitebuild.pack_python(archive)
     jobs_file = tmp_path / "jobs.json"
     jobs_file.write_text(json.dumps(jobs))
     proc = subprocess.run(
@@ -41,3 +43,12 @@ def pyodide_runner(tmp_path):
     if not pyodide_available():
         pytest.fail("Pyodide is not installed: run `npm ci` (make test does)")
     return lambda jobs: run_in_pyodide(jobs, tmp_path)
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_dir = ROOT / "tests" / "gpu"
+    for item in items:
+        if "pyodide_runner" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.pyodide)
+        if gpu_dir in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.triton)

@@ -22,6 +22,7 @@ def run(name: str) -> dict:
     return _RUNS[name]
 
 
+@pytest.mark.slow  # the full llm-d benchmark run
 def test_routing_llmd_reproduces_the_published_ordering():
     m = run("routing-llmd")
     p90 = {k: v["ttft_p90"] for k, v in m.items()}

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -30,6 +32,7 @@ def test_sims_imports_only_stdlib():
     assert not bad, "\n".join(bad)
 
 
+@pytest.mark.slow  # runs every preset
 def test_running_every_topic_loads_no_third_party_module():
     code = (
         "import sys\n"

@@ -1,8 +1,8 @@
 """Build dist/ before serving when it is missing or stale, with a progress bar on the terminal.
 
-Stale means: some source file (under sims/, presets/, templates/, web/static/, or web/bridge.py,
-site_build.py itself, or package-lock.json, which pins Pyodide) is newer than the stamp file that
-a finished build leaves in dist/. The stamp is written last,
+Stale means: some source file of the build (``sitebuild.SOURCES``: sims/, presets/, the site build
+with its templates, web/static/, web/pyodide/, or package-lock.json, which pins Pyodide) is newer
+than the stamp file that a finished build leaves in dist/. The stamp is written last,
 so an interrupted build is rebuilt next time.
 """
 
@@ -16,8 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-STAMP = ".contention-build"
-SOURCES = ("sims", "presets", "templates", "web/static", "web/bridge.py", "site_build.py", "package-lock.json")
+from sitebuild import SOURCES, STAMP  # standard library only at import
 
 
 def newest_source(root: Path) -> tuple[float, Path | None]:
@@ -131,12 +130,12 @@ def run_build(dist: Path, build: Callable, out: TextIO | None = None) -> None:
 
 
 def ensure_built(dist: Path, out: TextIO | None = None) -> str | None:
-    """Build ``dist`` with ``site_build.build`` when missing or stale; returns the reason it
+    """Build ``dist`` with ``sitebuild.build`` when missing or stale; returns the reason it
     built, or None when it was up to date."""
-    import site_build
+    import sitebuild
 
-    reason = stale_reason(dist, Path(site_build.ROOT))
+    reason = stale_reason(dist, Path(sitebuild.ROOT))
     if reason is not None:
         print(f"{reason}: building the site", file=out or sys.stderr, flush=True)
-        run_build(dist, site_build.build, out)
+        run_build(dist, sitebuild.build, out)
     return reason

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 
+from sims.core.panel import Checkpointed
+
 _DENSE_LEAVES = 1 << 20
 
 
@@ -24,8 +26,11 @@ class _Sparse(dict):
     def __missing__(self, key: int) -> int:
         return 0
 
+    def __deepcopy__(self, memo: dict) -> _Sparse:  # ints only: a C-speed copy that keeps the type
+        return _Sparse(self)
 
-class FreeList:
+
+class FreeList(Checkpointed):
     __slots__ = ("heap", "align", "width", "starts", "ends", "tree", "total", "by_size", "_shift")
 
     def __init__(self, heap: int, align: int = 1, *, by_size: bool = False) -> None:
@@ -47,16 +52,6 @@ class FreeList:
         self._shift = heap.bit_length() + 1  # by_size key = size << shift | start
         self.by_size: list[int] | None = [heap << self._shift] if by_size else None
         self._set(heap, heap)
-
-    def __deepcopy__(self, memo: dict) -> FreeList:
-        """Checkpoints: every field is ints in flat containers, so one level of copying is a
-        full copy (``copy.deepcopy`` would walk the 2 x units tree node by node)."""
-        new = FreeList.__new__(FreeList)
-        for name in self.__slots__:
-            value = getattr(self, name)
-            setattr(new, name, value.copy() if isinstance(value, (list, dict)) else value)
-        memo[id(self)] = new
-        return new
 
     # -- the tree ----------------------------------------------------------------------------
     def _set(self, end: int, size: int) -> None:

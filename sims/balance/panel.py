@@ -8,10 +8,9 @@ Requests on a killed server go back through the balancer, keeping their arrival 
 
 from __future__ import annotations
 
-import copy
 from collections import deque
-from heapq import heappop, heappush
 
+from sims.core.clock import Clock
 from sims.core.metrics import percentile, ratio
 from sims.core.panel import Panel
 
@@ -42,26 +41,12 @@ class BalancePanel(Panel):
         self.stale = params["stale"]
         self.seen = [0] * n  # the load the balancer believes (a copy when stale > 0)
         self.next_refresh = 0.0
-        self._heap: list[tuple] = []
-        self._seq = 0
+        self.clock = Clock()  # completions: (server, its version when the job started)
         self.latencies: list[float] = []  # completed requests; sorted lazily for percentiles
         self._sorted = 0  # latencies[:_sorted] is sorted
         self.lat_total = 0.0  # summed in completion order: builtin sum() of floats differs by version
         self.requests = self.completed = self.rerouted = self.dropped = 0
         self.max_queue = 0
-
-    _LISTS = ("speed", "alive", "live", "active", "cur", "version", "busy", "routed", "seen", "_heap", "latencies")
-
-    def __deepcopy__(self, memo: dict) -> BalancePanel:
-        """A checkpoint: the lists hold only immutable items (numbers, tuples), so one-level
-        copies suffice and are far cheaper than a recursive deep copy of every latency."""
-        new = copy.copy(self)
-        for name in self._LISTS:
-            setattr(new, name, list(getattr(self, name)))
-        new.queue = [deque(q) for q in self.queue]
-        new.policy = copy.deepcopy(self.policy, memo)
-        new.pick = new.policy.pick
-        return new
 
     # -- routing ------------------------------------------------------------------------------
     def _route(self, t: float, arrival: float, size: float) -> None:
@@ -86,19 +71,17 @@ class BalancePanel(Panel):
         if self.cur[s] is None:
             done = t + size / self.speed[s]
             self.cur[s] = (arrival, size, t, done)
-            heappush(self._heap, (done, self._seq, s, self.version[s]))
-            self._seq += 1
+            self.clock.schedule(done, (s, self.version[s]))
         else:
             self.queue[s].append((arrival, size))
 
     def _start(self, s: int, t: float, arrival: float, size: float) -> None:
         done = t + size / self.speed[s]
         self.cur[s] = (arrival, size, t, done)
-        heappush(self._heap, (done, self._seq, s, self.version[s]))
-        self._seq += 1
+        self.clock.schedule(done, (s, self.version[s]))
 
     def _run(self, until: float) -> None:
-        heap = self._heap
+        heap, pop, schedule = self.clock.heap, self.clock.pop, self.clock.schedule
         if not heap or heap[0][0] > until:
             return
         observe = self.policy.observe if self.policy.observes else None
@@ -106,7 +89,7 @@ class BalancePanel(Panel):
         active, busy, lat = self.active, self.busy, self.latencies
         done_n = 0
         while heap and heap[0][0] <= until:
-            t, _, s, v = heappop(heap)
+            t, (s, v) = pop()
             if v != version[s]:
                 continue  # the server was slowed or killed since
             arrival, size, start, done = cur[s]
@@ -122,15 +105,14 @@ class BalancePanel(Panel):
                 a, z = q.popleft()
                 d = t + z / speed[s]
                 cur[s] = (a, z, t, d)
-                heappush(heap, (d, self._seq, s, v))
-                self._seq += 1
+                schedule(d, (s, v))
             else:
                 cur[s] = None
         self.completed += done_n
 
     # -- events -------------------------------------------------------------------------------
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
-        heap = self._heap
+        heap, schedule = self.clock.heap, self.clock.schedule
         route = self._route
         run = self._run
         pick, stale, live, alive = self.pick, self.stale, self.live, self.alive
@@ -164,8 +146,7 @@ class BalancePanel(Panel):
                 if cur[s] is None:
                     done = t + ev["size"] / speed[s]
                     cur[s] = (t, ev["size"], t, done)
-                    heappush(heap, (done, self._seq, s, version[s]))
-                    self._seq += 1
+                    schedule(done, (s, version[s]))
                 else:
                     queue[s].append((t, ev["size"]))
             elif kind == "burst":  # a "send a burst" action
@@ -184,7 +165,7 @@ class BalancePanel(Panel):
         self.feed([ev], 0, 1, ev["t"])
 
     def next_time(self) -> float | None:
-        return self._heap[0][0] if self._heap else None
+        return self.clock.peek()
 
     def _server(self, ev: dict) -> int:
         s = ev.get("server", 0)

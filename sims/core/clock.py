@@ -1,7 +1,9 @@
-"""The virtual clock: a heap of (time, sequence, item) and a counter.
+"""The virtual clock: a heap of (time, sequence, item) and a counter (SimPy's ``schedule``).
 
-Ties at the same time pop in the order they were scheduled (the sequence number breaks them),
-so a run is deterministic. There is no wall clock here: a driver decides how far to advance.
+Every timed thing a panel does goes through one: server completions (balance), retries and
+responses (tpm), KV transfers (disaggregation). Ties at the same time pop in the order they were
+scheduled (the sequence number breaks them), so a run is deterministic. There is no wall clock
+here: a driver decides how far to advance.
 """
 
 from __future__ import annotations
@@ -10,23 +12,32 @@ from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import Any
 
+from sims.core.panel import Checkpointed
 
-class Clock:
-    __slots__ = ("now", "_heap", "_seq")
+
+class Clock(Checkpointed):
+    """``heap`` holds ``(time, seq, item)``, earliest first; a hot loop may test
+    ``heap and heap[0][0] <= until`` before ``pop()``, but only ``schedule`` adds to it."""
+
+    __slots__ = ("now", "heap", "_seq")
 
     def __init__(self, start: float = 0.0) -> None:
         self.now = start
-        self._heap: list[tuple[float, int, Any]] = []
+        self.heap: list[tuple[float, int, Any]] = []
         self._seq = 0
 
     def __len__(self) -> int:
-        return len(self._heap)
+        return len(self.heap)
+
+    def __iter__(self):
+        """The scheduled items, in no particular order."""
+        return (entry[2] for entry in self.heap)
 
     def schedule(self, t: float, item: Any) -> None:
         """Queue ``item`` at virtual time ``t`` (never before now)."""
         if t < self.now:
             raise ValueError(f"cannot schedule at t={t!r}, before now={self.now!r}")
-        heappush(self._heap, (t, self._seq, item))
+        heappush(self.heap, (t, self._seq, item))
         self._seq += 1
 
     def schedule_in(self, delay: float, item: Any) -> None:
@@ -34,11 +45,11 @@ class Clock:
 
     def peek(self) -> float | None:
         """Time of the next item, or None when empty."""
-        return self._heap[0][0] if self._heap else None
+        return self.heap[0][0] if self.heap else None
 
     def pop(self) -> tuple[float, Any]:
         """Remove the next item and move now to its time."""
-        t, _, item = heappop(self._heap)
+        t, _, item = heappop(self.heap)
         self.now = t
         return t, item
 
@@ -47,7 +58,7 @@ class Clock:
         ``item(t)`` when no handler is given); items scheduled meanwhile are honoured.
         Ends with now = until. Returns the number of items handled."""
         n = 0
-        heap = self._heap
+        heap = self.heap
         while heap and heap[0][0] <= until:
             t, _, item = heappop(heap)
             self.now = t

@@ -1,8 +1,9 @@
 """A scenario: one stream, N panels, driven by ``advance(until)`` on the virtual clock.
 
-Panels are independent, so ``advance`` feeds the stream slice to each panel in turn (panel-major);
-every panel still sees the same events in the same order. Checkpoints (deep copies of the panels,
-taken every ``checkpoint_every`` virtual seconds) make seeking backwards cheap.
+Panels are independent, so ``advance`` feeds the stream slice to each panel in turn (panel-major,
+through the panel contract ``Panel.feed``); every panel still sees the same events in the same
+order. Checkpoints (deep copies of the panels, taken every ``checkpoint_every`` virtual seconds)
+make seeking backwards cheap; how often they are taken never changes a result.
 """
 
 from __future__ import annotations
@@ -14,24 +15,6 @@ from typing import Any
 from sims.core import presets as _presets
 from sims.core import registry, stream
 from sims.core.panel import Panel, PanelContext
-
-
-def _ctx_deepcopy(self: PanelContext, memo: dict) -> PanelContext:
-    return self  # immutable and shared: never copy the whole stream into a checkpoint
-
-
-PanelContext.__deepcopy__ = _ctx_deepcopy  # type: ignore[attr-defined]
-
-
-def feed_default(panel: Panel, events: list[dict], lo: int, hi: int, until: float) -> None:
-    """The generic loop: advance to each event, hand it over, then advance to ``until``."""
-    advance = panel.advance
-    on_event = panel.on_event
-    for k in range(lo, hi):
-        ev = events[k]
-        advance(ev["t"])
-        on_event(ev)
-    advance(until)
 
 
 class Scenario:
@@ -88,11 +71,7 @@ class Scenario:
     def _feed(self, until: float) -> None:
         hi = bisect_right(self._times, until, self._i, self._end)
         for p in self.panels.values():
-            feed = getattr(p, "feed", None)
-            if feed is None:
-                feed_default(p, self.events, self._i, hi, until)
-            else:
-                feed(self.events, self._i, hi, until)
+            p.feed(self.events, self._i, hi, until)
         self._i = hi
         self.t = until
 
@@ -100,6 +79,31 @@ class Scenario:
         # the stream is shared and read-only: a panel holding it directly must not copy it
         self._checkpoints.append((self.t, self._i, copy.deepcopy(self.panels, {id(self.events): self.events})))
         self._next_cp = self.t + self.checkpoint_every
+
+    def checkpoint(self) -> None:
+        """Take a checkpoint now (``seek`` restores the nearest one at or before its target)."""
+        self._checkpoint()
+
+    def tune_checkpoints(self, every: float) -> None:
+        """Take a checkpoint every ``every`` virtual seconds from now on (0: none)."""
+        self.checkpoint_every = every
+        self._next_cp = self.t + every
+
+    def insert(self, ev: dict) -> None:
+        """Put ``ev`` into the stream after every event at or before its time (as scheduled events
+        go after workload events at the same instant). The list is shared with the panels'
+        contexts, so oracles see it too. An event in the past of the current state replays the
+        run from the last checkpoint before it back to the current time."""
+        k = bisect_right(self._times, ev["t"])
+        self.events.insert(k, ev)
+        self._times.insert(k, ev["t"])
+        if k <= self._end:
+            self._end += 1
+        if k < self._i:
+            target = self.t
+            self._checkpoints = [cp for cp in self._checkpoints if cp[1] <= k]
+            self.seek(self._checkpoints[-1][0] if self._checkpoints else 0.0)
+            self.seek(target)
 
     def _sample(self) -> None:
         self.series.append({"t": self.t, "panels": self.metrics()})
@@ -186,8 +190,12 @@ class Scenario:
     def snapshot(self) -> dict:
         return {"t": self.t, "panels": self.metrics()}
 
+    def run_events(self) -> list[dict]:
+        """The stream events within the duration (the ones a full run feeds to the panels)."""
+        return self.events[: self._end]
+
     def stream_sha256(self) -> str:
-        return stream.sha256(self.events[: self._end])
+        return stream.sha256(self.run_events())
 
     def result(self) -> dict:
         """The ``run --json`` object (call after running to the end)."""

@@ -9,10 +9,10 @@ go to the replica with the fewest outstanding tokens (ties: the lowest index).
 
 from __future__ import annotations
 
-import heapq
 import random
 from dataclasses import replace
 
+from sims.core.clock import Clock
 from sims.engine.config import EngineConfig
 from sims.engine.engine import Engine, Handoff
 from sims.engine.metrics import EngineStats, Record
@@ -61,8 +61,7 @@ class Deployment:
         self.engines = self.prefill + self.decode
         cost = self.prefill[0].cost
         self.link_bytes_s = link_bytes_s or cost.link_bytes_s
-        self._transfers: list[tuple] = []  # heap (arrival at decode, seq, request)
-        self._n = 0
+        self._transfers = Clock()  # KV transfers: requests by their arrival at a decoder
         self.transfer_s = 0.0  # total KV transfer time
         for e in self.prefill:
             e.handoff_listener = self._on_handoff
@@ -71,8 +70,7 @@ class Deployment:
     def _on_handoff(self, h: Handoff) -> None:
         dt = self.prefill[0].cost.transfer_time(h.tokens, self.link_bytes_s)
         self.transfer_s += dt
-        self._n += 1
-        heapq.heappush(self._transfers, (h.t + dt, self._n, h.request))
+        self._transfers.schedule(h.t + dt, h.request)
 
     def submit(self, req: dict, t: float) -> None:
         _least_loaded(self.prefill).submit(req, t)
@@ -80,7 +78,7 @@ class Deployment:
     def next_time(self) -> float | None:
         times = [e.next_time() for e in self.engines]
         if self._transfers:
-            times.append(self._transfers[0][0])
+            times.append(self._transfers.peek())
         times = [x for x in times if x is not None]
         return min(times) if times else None
 
@@ -92,12 +90,12 @@ class Deployment:
                 nt = e.next_time()
                 if nt is not None and (tp is None or nt < tp):
                     first, tp = e, nt
-            th = self._transfers[0][0] if self._transfers else None
+            th = self._transfers.peek()
             if tp is not None and tp <= until and (th is None or tp <= th):
                 first.advance(tp)
                 continue
             if th is not None and th <= until:
-                _, _, req = heapq.heappop(self._transfers)
+                _, req = self._transfers.pop()
                 d = _least_loaded(self.decode)
                 d.advance(th)
                 d.submit(req, th)

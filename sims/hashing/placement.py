@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_right
 
+from sims.core.panel import Shared
 from sims.core.registry import Param, register_policy
 
 MASK = 0xFFFFFFFFFFFFFFFF
@@ -38,11 +39,8 @@ def jump_hash(key: int, buckets: int) -> int:
     return b
 
 
-class Memo(dict):
+class Memo(Shared, dict):
     """A pure cache (its values are functions of its keys): checkpoints share it, never copy it."""
-
-    def __deepcopy__(self, memo: dict) -> Memo:
-        return self
 
 
 class Placement:

@@ -13,14 +13,8 @@ from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_topic
 from sims.core.trace import TraceArg, TraceError, TraceSpec, lines
 from sims.ratelimit import limiters
+from sims.ratelimit import tpm as _tpm  # noqa: F401  (registers the token-per-minute policies)
 from sims.ratelimit.panel import LimiterPanel
-
-for _extra in ("sims.ratelimit.tpm",):  # optional modules of this topic, added by later work
-    try:
-        __import__(_extra)
-    except ModuleNotFoundError as exc:
-        if exc.name != _extra:
-            raise
 
 
 def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:

@@ -19,9 +19,9 @@ rejected (final) or retried, so ``attempts == accepted + rejected + retries``.
 from __future__ import annotations
 
 from collections import deque
-from heapq import heappop, heappush
 from math import ceil
 
+from sims.core.clock import Clock
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
 from sims.core.registry import Param, register_policy
@@ -73,8 +73,7 @@ class TpmPanel(Panel):
         self.client = p["client"]
         self.ttft, self.tps = p["ttft"], p["decode_tps"]
         self._rng = ctx.rng("backoff")
-        self._heap: list[tuple] = []
-        self._seq = 0
+        self.clock = Clock()  # (kind, a, b, c): responses, retries and syncs
         self._why = ""  # why the last _admit said no: "rpm", "tpm" or "never"
         self.reqlog = RequestLog(self.window)  # admitted (and, with count_rejected, 429'd) times
         self.actual: deque[tuple[float, int]] = deque()  # (t, actual tokens) admitted in the window
@@ -113,13 +112,12 @@ class TpmPanel(Panel):
 
     # -- the mechanism ------------------------------------------------------------------------
     def _push(self, t: float, kind: int, a: object, b: object, c: object) -> None:
-        heappush(self._heap, (t, self._seq, kind, a, b, c))
-        self._seq += 1
+        self.clock.schedule(t, (kind, a, b, c))
 
     def _run(self, until: float) -> None:
-        heap = self._heap
+        heap, pop = self.clock.heap, self.clock.pop
         while heap and heap[0][0] <= until:
-            t, _, kind, a, b, c = heappop(heap)
+            t, (kind, a, b, c) = pop()
             if kind == _DONE:
                 self.in_flight -= 1
                 self.tokens_used += b
@@ -156,8 +154,7 @@ class TpmPanel(Panel):
             if len(mw) > self.max_in_window:
                 self.max_in_window = len(mw)
             self.wait_total += t - first
-            heappush(self._heap, (t + self.ttft + out / self.tps, self._seq, _DONE, handle, actual, None))
-            self._seq += 1
+            self.clock.schedule(t + self.ttft + out / self.tps, (_DONE, handle, actual, None))
             self.recent.append((t, "ok"))
             return
         self.throttled += 1
@@ -173,8 +170,7 @@ class TpmPanel(Panel):
         else:
             self.retries += 1
             self.waiting += 1
-            heappush(self._heap, (t + delay, self._seq, _RETRY, ev, first, n + 1))
-            self._seq += 1
+            self.clock.schedule(t + delay, (_RETRY, ev, first, n + 1))
             self.recent.append((t, "retry"))
 
     def _delay(self, t: float, ev: dict, n: int, why: str) -> float | None:
@@ -192,7 +188,7 @@ class TpmPanel(Panel):
         return float(max(1, ceil(wait)))  # Retry-After is whole seconds
 
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
-        heap = self._heap
+        heap = self.clock.heap
         for k in range(lo, hi):
             ev = events[k]
             kind = ev["kind"]
@@ -220,7 +216,7 @@ class TpmPanel(Panel):
         self.feed([ev], 0, 1, ev["t"])
 
     def next_time(self) -> float | None:
-        return self._heap[0][0] if self._heap else None
+        return self.clock.peek()
 
     # -- reading ------------------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:
@@ -264,8 +260,8 @@ class TpmPanel(Panel):
     def check_invariants(self) -> None:
         assert self.attempts == self.accepted + self.rejected + self.retries, "an attempt was lost"
         assert self.requests == self.accepted + self.rejected + self.waiting, "a request was lost"
-        assert self.waiting == sum(1 for item in self._heap if item[2] == _RETRY)
-        assert self.in_flight == sum(1 for item in self._heap if item[2] == _DONE)
+        assert self.waiting == sum(1 for item in self.clock if item[0] == _RETRY)
+        assert self.in_flight == sum(1 for item in self.clock if item[0] == _DONE)
         assert self.throttled == self.rejected + self.retries
         assert self.actual_total == sum(a for _, a in self.actual)
 

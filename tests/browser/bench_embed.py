@@ -111,7 +111,7 @@ def main() -> None:
     dist = Path(args.dist).resolve()
     from playwright.sync_api import sync_playwright
 
-    from web import embed_build
+    from sitebuild import embed as embed_build
 
     sizes = embed_build.gzip_sizes(dist)
     with tempfile.TemporaryDirectory() as blog, _serve(dist, cors=True) as site_url:

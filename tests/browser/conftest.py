@@ -28,11 +28,11 @@ LIVE_TIMEOUT_MS = 60_000
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    import site_build
+    import sitebuild
 
     if not (ROOT / "node_modules" / "pyodide" / "pyodide.mjs").exists():
         pytest.fail("Pyodide is not installed: run `npm ci` (make test does)")
-    return site_build.build(tmp_path_factory.mktemp("site") / "dist")
+    return sitebuild.build(tmp_path_factory.mktemp("site") / "dist")
 
 
 @pytest.fixture(scope="session")

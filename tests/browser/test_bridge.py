@@ -8,7 +8,7 @@ import json
 import pytest
 
 from sims.core import api, presets
-from web import bridge
+from web.pyodide import bridge
 
 
 def call(op: str, **args) -> dict:

@@ -289,7 +289,7 @@ def test_bad_attributes_show_a_readable_message(browser, hosts):
 
 
 def test_embed_weighs_at_most_30_kb_gzipped(site):
-    from web import embed_build
+    from sitebuild import embed as embed_build
 
     sizes = embed_build.gzip_sizes(site)
     assert sizes["total_gzip"] <= embed_build.BUDGET_GZIP, sizes

@@ -97,8 +97,10 @@ def make_sources(root: Path) -> Path:
     (root / "sims" / "a.py").write_text("x = 1\n")
     (root / "web" / "static").mkdir(parents=True)
     (root / "web" / "static" / "site.css").write_text("body{}\n")
-    (root / "web" / "bridge.py").write_text("\n")
-    (root / "site_build.py").write_text("\n")
+    (root / "web" / "pyodide").mkdir()
+    (root / "web" / "pyodide" / "bridge.py").write_text("\n")
+    (root / "sitebuild").mkdir()
+    (root / "sitebuild" / "pages.py").write_text("\n")
     (root / "README.md").write_text("not a source\n")
     return root
 
@@ -123,7 +125,7 @@ def test_stale_reason(tmp_path):
     assert server_build.stale_reason(dist, root) is None
     set_mtime(root / "README.md", now)  # not a source of the site
     assert server_build.stale_reason(dist, root) is None
-    for rel in ("web/static/site.css", "web/bridge.py", "sims/a.py", "site_build.py"):
+    for rel in ("web/static/site.css", "web/pyodide/bridge.py", "sims/a.py", "sitebuild/pages.py"):
         set_mtime(root / rel, now)
         assert rel in server_build.stale_reason(dist, root)
         set_mtime(root / rel, now - 100)
@@ -165,7 +167,7 @@ def test_failed_build_leaves_no_stamp(tmp_path):
 
 
 def test_ensure_built_uses_site_build_once(tmp_path, monkeypatch):
-    import site_build
+    import sitebuild
 
     built = []
 
@@ -175,7 +177,7 @@ def test_ensure_built_uses_site_build_once(tmp_path, monkeypatch):
         built.append(out)
         return out
 
-    monkeypatch.setattr(site_build, "build", fake_build)
+    monkeypatch.setattr(sitebuild, "build", fake_build)
     dist = tmp_path / "dist"
     out = io.StringIO()
     assert "does not exist" in server_build.ensure_built(dist, out)

@@ -21,7 +21,7 @@ async function boot() {
   const t1 = performance.now();
   pyodide.unpackArchive(zip, "zip", { extractDir: "/app" });
   pyodide.runPython("import sys; sys.path.insert(0, '/app')");
-  bridgeCall = pyodide.pyimport("web.bridge").call;
+  bridgeCall = pyodide.pyimport("web.pyodide.bridge").call;
   const t2 = performance.now();
   return {
     python: pyodide.runPython("import sys; sys.version.split()[0]"),

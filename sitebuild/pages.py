@@ -1,72 +1,33 @@
-"""Build the static site into dist/ (``contention build``).
+"""The pages of the site and the build that writes them (``sitebuild.build``).
 
-``pack_python`` (standard library only) zips ``sims/``, ``presets/`` and the worker's bridge for
-``pyodide.unpackArchive``; the determinism test uses the same archive under Node. ``build`` renders
-the jinja2 templates (home, one page per topic, one per preset at ``play/NAME/``), precomputes each
-preset's first frames in CPython through ``web.bridge`` (the poster the page animates before
-Pyodide is live), and copies Pyodide and uPlot from ``node_modules``. Every URL in dist/ is
-relative, so it works from any static host, under any subpath, offline.
+``build`` renders the jinja2 templates (home, one page per topic and its extra pages, one per
+preset at ``play/NAME/``), precomputes each preset's first frames in CPython through
+``web.pyodide.bridge`` (the poster the page animates before Pyodide is live), and copies Pyodide
+and uPlot from ``node_modules``. Every URL in dist/ is relative, so it works from any static host,
+under any subpath, offline.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
-import sys
-import zipfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent
-_EPOCH = (2020, 1, 1, 0, 0, 0)
+from sitebuild.pack import ROOT, pack_python
 
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+STATIC = ROOT / "web" / "static"
+STAMP = ".contention-build"  # written last: a build without it was interrupted
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 UPLOT_FILES = ("dist/uPlot.esm.js", "dist/uPlot.min.css")
 POSTER_SECONDS = 8.0  # real seconds of play (at the preset's default speed) precomputed
 POSTER_BYTES = 300_000  # JSON budget per preset page (it gzips about tenfold)
 
 Progress = Callable[[str, float], None]
-
-
-def _bridge():
-    """``web.bridge``, importable even when only this module was installed (an editable install
-    made before web/ existed): web/ sits next to this file."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from web import bridge
-
-    return bridge
-
-
-def python_files() -> list[Path]:
-    """What goes into Pyodide: the simulations, the presets and the bridge (no CLI edges)."""
-    files = sorted(
-        p for p in (ROOT / "sims").rglob("*") if p.suffix in (".py", ".toml", ".json") and "__pycache__" not in p.parts
-    )
-    files += sorted((ROOT / "presets").glob("*.toml"))
-    bridge = ROOT / "web" / "bridge.py"
-    if bridge.exists():
-        files += [ROOT / "web" / "__init__.py", bridge] if (ROOT / "web" / "__init__.py").exists() else [bridge]
-    return files
-
-
-def pack_python(dest: Path | None = None) -> bytes:
-    """A deterministic zip (sorted names, fixed timestamps) of ``python_files()``."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path in python_files():
-            info = zipfile.ZipInfo(path.relative_to(ROOT).as_posix(), _EPOCH)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, path.read_bytes())
-    data = buf.getvalue()
-    if dest is not None:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
-    return data
 
 
 # -- content --------------------------------------------------------------------------------------
@@ -97,12 +58,13 @@ def strip_comment_lines(js: str) -> str:
 
 def preset_meta(preset, poster: list[str]) -> dict[str, Any]:
     """What a page needs to run a preset: ``api.describe``, the precomputed poster frames and the
-    columns of their chart rows (``bridge.series_columns``: the charts plus windowed ratios' counters)."""
+    columns of their chart rows (``web.pyodide.bridge.series_columns``: the charts plus windowed ratios' counters)."""
     from sims.core import api
     from sims.core.scenario import Scenario
+    from web.pyodide import bridge
 
     meta = api.describe(preset)
-    series, windows = _bridge().series_columns(meta["charts"], Scenario(preset, events=[]).metrics())
+    series, windows = bridge.series_columns(meta["charts"], Scenario(preset, events=[]).metrics())
     return {**meta, "series": series, "windows": windows, "poster": [json.loads(f) for f in poster]}
 
 
@@ -164,12 +126,32 @@ def _env(templates: Path):
     return env
 
 
+def _common(content: dict[str, Any], all_presets: list) -> dict[str, Any]:
+    """What every template sees: the topics' page text, their order and their presets."""
+    from sims.core import registry
+
+    topic_order = registry.topic_names()
+    by_topic: dict[str, list] = {t: [] for t in topic_order}
+    for p in all_presets:
+        by_topic.setdefault(p.topic, []).append(p)
+    return {"topics": content["topics"], "topic_order": topic_order, "by_topic": by_topic}
+
+
+def embedding_doc() -> str:
+    """docs/embedding.md as this checkout's build writes it (``python -m sitebuild docs``)."""
+    from sims.core import presets as presets_mod
+    from sitebuild import embed
+
+    all_presets = presets_mod.all_presets()
+    return embed.render_doc(_env(TEMPLATES), all_presets, _common(load_content(), all_presets))
+
+
 def build(out: Path, progress: Progress | None = None) -> Path:
     """Build the site into ``out``; ``progress(label, fraction)`` is called as work completes."""
     from sims.core import api, registry
     from sims.core import presets as presets_mod
+    from web.pyodide import bridge
 
-    bridge = _bridge()
     report = progress or (lambda label, frac: None)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -178,7 +160,7 @@ def build(out: Path, progress: Progress | None = None) -> Path:
 
     report("copying Pyodide and uPlot", 0.0)
     _copy_vendor(out)
-    shutil.copytree(ROOT / "web" / "static", out / "static", dirs_exist_ok=True)
+    shutil.copytree(STATIC, out / "static", dirs_exist_ok=True)
     for js in (out / "static").glob("**/*.js"):
         if "vendor" not in js.parts:
             js.write_text(strip_comment_lines(js.read_text(encoding="utf-8")), encoding="utf-8")
@@ -187,12 +169,10 @@ def build(out: Path, progress: Progress | None = None) -> Path:
     content = load_content()
     all_presets = presets_mod.all_presets()
     topic_order = registry.topic_names()
-    by_topic: dict[str, list] = {t: [] for t in topic_order}
-    for p in all_presets:
-        by_topic.setdefault(p.topic, []).append(p)
-    api_client = (ROOT / "web" / "static" / "js" / "api-client.js").exists()
-    env = _env(ROOT / "templates")
-    common = {"topics": content["topics"], "topic_order": topic_order, "by_topic": by_topic}
+    common = _common(content, all_presets)
+    by_topic = common["by_topic"]
+    api_client = (STATIC / "js" / "api-client.js").exists()
+    env = _env(TEMPLATES)
 
     n = max(1, len(all_presets))
     metas = {}
@@ -252,10 +232,11 @@ def build(out: Path, progress: Progress | None = None) -> Path:
     )
     _write(out / "404.html", env.get_template("404.html").render(root="/", **common))  # served for any path
     (out / "static" / "presets" / "index.json").write_text(json.dumps(sorted(metas)))
-    # embeds (issue 8, web/embed_build.py): dist/embed.js, embed/PRESET/, examples/, docs/embedding.md
-    from web import embed_build
+    # embeds (sitebuild/embed.py): dist/embed.js, embed/PRESET/, examples/, docs/embedding.md
+    from sitebuild import embed
 
-    embed_build.build_embeds(out, env, all_presets, metas, common)
+    embed.build_embeds(out, env, all_presets, metas, common)
+    (out / STAMP).write_text(f"built {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
     report("done", 1.0)
     return out
 

@@ -1,7 +1,7 @@
 """The Python side of the browser worker: live scenarios by id, answered with compact JSON frames.
 
 The worker calls ``call(op, args_json)`` and gets one JSON string back, so each request crosses
-the JS/Python boundary once. ``site_build`` uses the same sessions in CPython to precompute the
+the JS/Python boundary once. ``sitebuild`` uses the same sessions in CPython to precompute the
 first frames of every preset, so the page's poster and Pyodide's live frames come from one code path.
 Only the standard library and ``sims`` are imported here.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import time
-from bisect import bisect_right
 from typing import Any
 
 from sims.core import api, presets
@@ -86,16 +85,13 @@ class Session:
         self.sc = Scenario(chosen, self.seed, sample_dt=sample_dt)
         # checkpoint timing only changes how the stream is chunked, never the results
         start = time.perf_counter()
-        self.sc.checkpoint_every = base.duration / CHECKPOINTS[1]
-        self.sc._checkpoint()
+        self.sc.checkpoint()
         cost = time.perf_counter() - start
         lo, hi = CHECKPOINTS
-        count = max(lo, min(hi, int(CHECKPOINT_BUDGET_S / max(cost, 1e-6))))
-        self.sc.checkpoint_every = base.duration / count
-        self.sc._next_cp = self.sc.checkpoint_every
+        self.sc.tune_checkpoints(base.duration / max(lo, min(hi, int(CHECKPOINT_BUDGET_S / max(cost, 1e-6)))))
         self.injected: list[list] = []
         for index, t in actions or []:
-            self._insert(self._action_event(index, t))
+            self.sc.insert(self._action_event(index, t))
             self.injected.append([index, t])
         self.charts = api.chart_metrics(base, self.sc.metrics())
         self.columns, self.windows = series_columns(self.charts, self.sc.metrics())
@@ -111,26 +107,10 @@ class Session:
             raise ValueError(f"action time {t!r} is outside [0, {self.sc.duration:g}]")
         return dict(acts[index]["event"], t=t)
 
-    def _insert(self, ev: dict) -> None:
-        """Put ``ev`` into the stream after every event at or before its time (as scheduled events
-        go after workload events at the same instant). The list is shared with the panels'
-        contexts, so oracles see it too."""
-        sc = self.sc
-        k = bisect_right(sc._times, ev["t"])
-        sc.events.insert(k, ev)
-        sc._times.insert(k, ev["t"])
-        if k <= sc._end:
-            sc._end += 1
-        if k < sc._i:  # an event in the past of the current state: replay from a checkpoint
-            target = sc.t
-            sc._checkpoints = [cp for cp in sc._checkpoints if cp[1] <= k]
-            sc.seek(0.0 if not sc._checkpoints else sc._checkpoints[-1][0])
-            sc.seek(target)
-
     def inject(self, index: int) -> None:
         """Inject action ``index`` into the running stream at the current virtual time."""
         t = self.sc.t
-        self._insert(self._action_event(index, t))
+        self.sc.insert(self._action_event(index, t))
         self.injected.append([index, t])
 
     # -- frames ------------------------------------------------------------------------------

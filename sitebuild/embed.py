@@ -1,9 +1,10 @@
-"""The embeds' part of ``contention build`` (called from ``site_build.build``).
+"""The embeds' part of the build (called from ``sitebuild.build``).
 
 Writes ``embed.js`` (the one-tag entry point: it imports the element's modules from ``static/``,
 so every asset resolves relative to it), ``embed/PRESET/index.html`` (the iframe fallback, one per
-preset), ``examples/blog-post.html`` (a post with five widgets) and ``docs/embedding.md``; the
-committed ``docs/embedding.md`` is refreshed when its text changed. ``module_closure`` lists the
+preset), ``examples/blog-post.html`` (a post with five widgets) and ``docs/embedding.md`` into the
+build. The committed ``docs/embedding.md`` is never rewritten by a build: a test checks it equals
+``render_doc``, and ``python -m sitebuild docs`` refreshes it. ``module_closure`` lists the
 JavaScript an embed loads before Pyodide, in the order the entry point imports it.
 """
 
@@ -15,8 +16,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from sitebuild.pack import ROOT
+
 STATIC = ROOT / "web" / "static"
+DOC = ROOT / "docs" / "embedding.md"  # the committed copy of render_doc()
 ENTRY = "js/embed.js"  # relative to static/
 FIRST = "embed/defer-define.js"  # must evaluate before sim-element.js defines the element
 SHADOW_CSS = ("css/sim.css", "vendor/uplot/uPlot.min.css")  # what the element links in its shadow root
@@ -88,7 +91,8 @@ def gzip_sizes(out: Path) -> dict[str, Any]:
 
 
 def build_embeds(out: Path, env, presets: list, metas: dict[str, dict], common: dict[str, Any]) -> None:
-    """Write the embed entry point, the iframe pages, the example post and docs/embedding.md."""
+    """Write the embed entry point, the iframe pages, the example post and docs/embedding.md
+    (into ``out`` only)."""
     out = Path(out)
     for sub in ("embed", "examples"):
         shutil.rmtree(out / sub, ignore_errors=True)
@@ -100,11 +104,12 @@ def build_embeds(out: Path, env, presets: list, metas: dict[str, dict], common: 
     _write(
         out / "examples" / "blog-post.html", env.get_template("examples/blog-post.html").render(embed_src="../embed.js")
     )
-    doc = env.get_template("docs/embedding.md").render(presets=presets, budget_kb=BUDGET_GZIP // 1024, **common)
-    _write(out / "docs" / "embedding.md", doc)
-    committed = ROOT / "docs" / "embedding.md"
-    if not committed.exists() or committed.read_text(encoding="utf-8") != doc:
-        _write(committed, doc)
+    _write(out / "docs" / "embedding.md", render_doc(env, presets, common))
+
+
+def render_doc(env, presets: list, common: dict[str, Any]) -> str:
+    """docs/embedding.md: how to embed, with the preset list of this build."""
+    return env.get_template("docs/embedding.md").render(presets=presets, budget_kb=BUDGET_GZIP // 1024, **common)
 
 
 def _write(path: Path, text: str) -> None:

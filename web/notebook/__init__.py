@@ -2,19 +2,22 @@
 
 The widget renders the site's ``<contention-sim>`` element (the embed's Shadow-DOM variant) in the
 notebook, but its simulations run in the kernel's Python, not in Pyodide: the element's worker
-requests (``create``, ``advance``, ``seek``, ...) travel as widget messages to ``web.bridge.call``
-here. From Python, ``advance``/``seek``/``step`` drive the widget's own session and publish ``t``
-and ``metrics`` (equal to ``contention run --duration t``); the element follows ``t``.
+requests (``create``, ``advance``, ``seek``, ...) travel as widget messages to
+``web.pyodide.bridge.call`` here. From Python, ``advance``/``seek``/``step`` drive the widget's own
+session and publish ``t`` and ``metrics`` (equal to ``contention run --duration t``); the element
+follows ``t``. Its front end is ``widget.js`` beside this file.
 
 The element's ES modules ship inside the widget (``_modules``: the embed's static import closure
-and every topic's renderer, dependencies first, with relative imports rewritten to ``contention:PATH`` for the front end to
-link as blob URLs), so a notebook needs neither the site nor a network.
+and every topic's renderer, dependencies first, with relative imports rewritten to
+``contention:PATH`` for the front end to link as blob URLs), so a notebook needs neither the site
+nor a network.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 try:
@@ -27,75 +30,10 @@ except ModuleNotFoundError as exc:  # pragma: no cover - depends on the extra
 
 from sims.core import api
 from sims.core import presets as presets_mod
-from web import bridge, embed_build
+from sitebuild import embed
+from web.pyodide import bridge
 
-_ESM = r"""
-function link(mods) {
-  const urls = {};
-  for (const [rel, src] of mods) {
-    const code = src.replace(/(["'])contention:([^"']+)\1/g, (m, q, dep) => q + urls[dep] + q);
-    urls[rel] = URL.createObjectURL(new Blob([code], { type: "text/javascript" }));
-  }
-  return urls;
-}
-
-function kernelWorker(model) {
-  let next = 1;
-  const pending = new Map();
-  model.on("msg:custom", (msg) => {
-    if (!msg || msg.type !== "reply") return;
-    const p = pending.get(msg.id);
-    if (!p) return;
-    pending.delete(msg.id);
-    if (msg.ok) p.resolve(msg.result);
-    else p.reject(new Error(msg.error));
-  });
-  return {
-    request(op, args) {
-      const id = next++;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        model.send({ type: "request", id, op, args });
-      });
-    },
-    onRestart() {
-      return () => {};
-    },
-  };
-}
-
-async function render({ model, el }) {
-  globalThis.contentionPresets = model.get("_preset_names");
-  if (!globalThis.__contentionEmbed) {
-    globalThis.contentionModuleUrls = link(model.get("_modules")); // render.js's loadTopic reads it
-    globalThis.__contentionEmbed = import(globalThis.contentionModuleUrls["js/embed.js"]);
-  }
-  const { EmbedSim } = await globalThis.__contentionEmbed;
-  EmbedSim.inlineCss ||= model.get("_css");
-  const meta = model.get("meta");
-  if (!document.querySelector(`script[data-contention-preset="${meta.name}"]`)) {
-    const data = document.createElement("script");
-    data.type = "application/json";
-    data.dataset.contentionPreset = meta.name;
-    data.textContent = JSON.stringify(meta);
-    document.head.append(data);
-  }
-  const sim = document.createElement("contention-sim");
-  sim.setAttribute("preset", meta.name);
-  sim.setAttribute("seed", String(model.get("seed")));
-  sim.setAttribute("panels", model.get("panels").join(","));
-  sim.setAttribute("speed", String(model.get("speed")));
-  sim.setAttribute("loading", "eager");
-  if (model.get("theme")) sim.setAttribute("theme", model.get("theme"));
-  if (model.get("height")) sim.setAttribute("height", String(model.get("height")));
-  sim.workerSource = kernelWorker(model);
-  el.append(sim);
-  const follow = () => sim.whenReady().then(() => { sim.pause(); return sim.seek(model.get("t")); }).catch(() => {});
-  model.on("change:t", follow);
-  return () => { model.off("change:t", follow); sim.remove(); };
-}
-export default { render };
-"""
+_ESM = (Path(__file__).resolve().parent / "widget.js").read_text(encoding="utf-8")  # the front end
 
 _SPEC = re.compile(r"""((?:^|\n)\s*(?:import|export)\s(?:[^"';]*?\sfrom\s)?)(["'])(\.{1,2}/[^"']+)\2""")
 
@@ -104,16 +42,16 @@ def element_modules() -> list[list[str]]:
     """``[[path, source], ...]`` of the embed's modules, dependencies first, relative imports as
     ``contention:PATH`` and ``import.meta.url`` pinned to a placeholder base (nothing is fetched
     from it: the preset data and the styles come inline)."""
-    order = embed_build.module_closure()
-    for topic in sorted((embed_build.STATIC / "js" / "topics").glob("*.js")):  # loaded by name
-        order += [m for m in embed_build.module_closure(entry=f"js/topics/{topic.name}") if m not in order]
+    order = embed.module_closure()
+    for topic in sorted((embed.STATIC / "js" / "topics").glob("*.js")):  # loaded by name
+        order += [m for m in embed.module_closure(entry=f"js/topics/{topic.name}") if m not in order]
     out = []
     for rel in order:
-        src = (embed_build.STATIC / rel).read_text(encoding="utf-8")
+        src = (embed.STATIC / rel).read_text(encoding="utf-8")
         base = rel.rsplit("/", 1)[0]
 
         def spec(m: re.Match, base: str = base) -> str:
-            return f"{m.group(1)}{m.group(2)}contention:{embed_build._normalize(f'{base}/{m.group(3)}')}{m.group(2)}"
+            return f"{m.group(1)}{m.group(2)}contention:{embed._normalize(f'{base}/{m.group(3)}')}{m.group(2)}"
 
         src = _SPEC.sub(spec, src)
         src = src.replace("import.meta.url", json.dumps(f"https://contention.invalid/static/{rel}"))
@@ -174,7 +112,7 @@ class Sim(anywidget.AnyWidget):
             duration=float(session.sc.duration),
             meta={**api.describe(base, metrics=session.sc.metrics()), "poster": []},
             _modules=element_modules(),
-            _css=(embed_build.STATIC / "css" / "sim.css").read_text(encoding="utf-8"),
+            _css=(embed.STATIC / "css" / "sim.css").read_text(encoding="utf-8"),
             _preset_names=presets_mod.preset_names(),
         )
         self._session = session
@@ -189,7 +127,7 @@ class Sim(anywidget.AnyWidget):
 
     def handle(self, op: str, args: dict | None) -> dict:
         """One request in the worker's protocol: ``{"ok": true, "result": …}`` or ``{"ok": false,
-        "error": …}`` (``web.bridge.call`` in this kernel)."""
+        "error": …}`` (``web.pyodide.bridge.call`` in this kernel)."""
         return json.loads(bridge.call(str(op), json.dumps(args or {})))
 
     # -- Python API ------------------------------------------------------------------------------
