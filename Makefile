@@ -4,11 +4,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 NODE_OK := node_modules/.installed
 
-<<<<<<< HEAD
-.PHONY: serve test lint bench build chromium realsys clean
-=======
-.PHONY: serve test check lint bench build chromium clean
->>>>>>> queues
+.PHONY: serve test check lint bench build chromium realsys clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -37,17 +33,13 @@ serve: $(STAMP) $(NODE_OK)
 test: $(STAMP) $(NODE_OK) chromium realsys
 	$(PY) -m pytest
 
-<<<<<<< HEAD
-## lint: ruff for Python; ESLint and Prettier (pinned in package.json) for the front end's JavaScript
-lint: $(STAMP) $(NODE_OK)
-=======
 ## check: the fast loop (under 2 minutes): unit, property and CPython tests; no npm, no browser
 CHECK_MARKS := not browser and not pyodide and not triton and not slow
 check: $(STAMP)
 	$(PY) -m pytest -q -m "$(CHECK_MARKS)"
 
-lint: $(STAMP)
->>>>>>> queues
+## lint: ruff for Python; ESLint and Prettier (pinned in package.json) for the front end's JavaScript
+lint: $(STAMP) $(NODE_OK)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 	npx --no-install eslint web/static tests/browser/js eslint.config.mjs
 	npx --no-install prettier --check "web/static/**/*.js" "tests/browser/js/*.mjs"

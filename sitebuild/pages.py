@@ -58,7 +58,7 @@ def strip_comment_lines(js: str) -> str:
 
 def preset_meta(preset, poster: list[str]) -> dict[str, Any]:
     """What a page needs to run a preset: ``api.describe``, the precomputed poster frames and the
-    columns of their chart rows (``bridge.series_columns``: the charts plus windowed ratios' counters)."""
+    columns of their chart rows (``web.pyodide.bridge.series_columns``: the charts plus windowed ratios' counters)."""
     from sims.core import api
     from sims.core.scenario import Scenario
     from web.pyodide import bridge

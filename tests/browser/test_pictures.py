@@ -174,11 +174,11 @@ def test_the_404_page_has_the_site_navigation(page, server, site):
 
 
 def test_no_quiz_answer_is_within_one_percent_of_a_wrong_one():
-    import site_build
+    from sitebuild import pages
 
-    for topic, text in site_build.load_content()["topics"].items():
+    for topic, text in pages.load_content()["topics"].items():
         for q in text.get("quiz", []):
-            a = site_build.quiz_answers(q, presets.load(q["preset"]))
+            a = pages.quiz_answers(q, presets.load(q["preset"]))
             assert a, (topic, q["preset"], q["metric"])
             best = a["values"][a["answer"][0]]
             for name, v in a["values"].items():

@@ -17,7 +17,7 @@ from sims.core import api, presets
 from sims.core.scenario import Scenario
 
 # Ratios of two cumulative counters. The charts can draw each over a moving window of samples
-# (METRIC_window in a chart list, or the "recent" toggle), computed in the front end from these
+# (the charts' "recent" view, the default), computed in the front end from these
 # counters' sampled series; so every chart row of such a ratio carries its two counters too.
 WINDOWED: dict[str, tuple[str, str]] = {
     "hit_ratio": ("hits", "requests"),

@@ -53,11 +53,13 @@ test("at least three nice ticks, and labels that fit", () => {
     assert.ok(a <= lo && b >= hi && b > a, `${lo}..${hi} -> ${a}..${b}`);
     assert.ok(niceTicks(a, b).ticks.length >= 3, `${a}..${b}`);
   }
+  assert.deepEqual(niceTicks(...niceRange(0, 1, "count", true), 4, 3, true).ticks, [0, 1, 2]); // whole counts
   assert.equal(formatTick(100000, "count", 20000), "100k");
   assert.equal(formatTick(10000, "count", 2000), "10k");
   assert.equal(formatTick(0.45, "ratio", 0.05), "45%");
   assert.equal(formatTick(0.005, "ratio", 0.0025), "0.50%");
-  assert.equal(metricInfo("hit_ratio_window").title, "hit ratio, recent");
+  assert.equal(metricInfo("hit_ratio@recent").title, "hit ratio, recent");
+  assert.equal(metricInfo("max_in_any_window").title, "max in any window"); // a metric of its own
   assert.equal(metricInfo("p99_latency").unit, "s");
   assert.equal(metricInfo("max_load_ratio", { max_load_ratio: { unit: "×", format: "number" } }).unit, "×");
 });
@@ -76,11 +78,25 @@ test("a recent ratio is the counters' difference over the window", () => {
       [2, { lru: [0.5, 10, 20] }],
     ],
   });
-  assert.deepEqual(d.values("hit_ratio_window", 0), [null, 1, 1, 0.5, 0]);
+  assert.deepEqual(d.values("hit_ratio@recent", 0), [null, 1, 1, 0.5, 0]);
   assert.deepEqual(d.values("hit_ratio", 0), [0, 1, 1, 0.67, 0.5]);
-  assert.deepEqual(d.display(true), ["hit_ratio_window"]);
+  assert.deepEqual(d.display(true), ["hit_ratio@recent"]);
   d.apply({ from: 2, rows: [] }); // a seek back truncates
   assert.equal(d.xs.length, 2);
   d.apply({ from: 2, rows: [[1, { lru: [10, 1] }]], columns: ["requests", "hit_ratio"] }); // by name
   assert.deepEqual([d.values("hit_ratio", 0)[2], d.values("requests", 0)[2], d.values("hits", 0)[2]], [1, 10, null]);
+});
+
+test("a latency draws nothing until something has completed", () => {
+  const d = new ChartData(["ttft_p90"], ["a"], ["ttft_p90"], {}, 10, { noZero: ["ttft_p90"] });
+  d.apply({
+    from: 0,
+    rows: [
+      [0, { a: [0] }],
+      [1, { a: [0] }],
+      [2, { a: [0.3] }],
+      [3, { a: [0] }],
+    ],
+  });
+  assert.deepEqual(d.values("ttft_p90", 0), [null, null, 0.3, 0]);
 });

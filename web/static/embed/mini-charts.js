@@ -16,7 +16,9 @@ export class MiniCharts {
     this.panels = panels;
     this.colors = colors;
     this.units = units;
-    this.data = new ChartData(metrics, panels, columns, windows, duration);
+    this.data = new ChartData(metrics, panels, columns, windows, duration, {
+      noZero: columns.filter((c) => metricInfo(c, units).kind === "time"),
+    });
     this.recent = this.data.windowable.length > 0;
     this.marks = [];
     this.ghost = null;
@@ -115,18 +117,18 @@ export class MiniCharts {
     for (const [k, arr] of series.entries()) {
       let v = null;
       for (let i = n - 1; i >= 0 && v == null; i--) v = arr[i];
-      const text = v == null ? "–" : formatMetric(metric.replace(/_window$/, ""), v, this.units);
+      const text = v == null ? "–" : formatMetric(metric.replace(/@recent$/, ""), v, this.units);
       if (box.items[k].textContent !== text) box.items[k].textContent = text;
     }
     let [lo, hi] = this.data.extent(metric, this.ghost);
     if (lo === Infinity) [lo, hi] = [0, 1];
-    [lo, hi] = niceRange(lo, hi, info.kind);
-    const { ticks, step } = niceTicks(lo, hi, 3);
+    [lo, hi] = niceRange(lo, hi, info.kind, info.integer);
+    const { ticks, step } = niceTicks(lo, hi, 3, 3, info.integer);
     box.ticks = ticks.map((v) => formatTick(v, info.kind, step));
     const fg = getComputedStyle(canvas).color || "#555";
     const plotW = box.w - LEFT - 4;
     const plotH = H - TOP - BOTTOM;
-    const tMax = Math.max(this.data.lastT(this.ghost), 1e-9);
+    const tMax = this.data.span(this.ghost);
     const px = (t) => LEFT + (t / tMax) * plotW;
     const py = (v) => TOP + plotH - ((v - lo) / (hi - lo)) * plotH;
     // axes: y ticks with grid lines, the y title along the left edge, t at both ends
@@ -150,7 +152,7 @@ export class MiniCharts {
     ctx.translate(9, TOP + plotH / 2);
     ctx.rotate(-Math.PI / 2);
     ctx.textAlign = "center";
-    ctx.fillText(axisTitle(metric, this.units).slice(0, 24), 0, 0);
+    ctx.fillText(axisTitle(metric, this.units, Math.floor(plotH / 5.5)), 0, 0);
     ctx.restore();
     ctx.globalAlpha = 1;
     // marks

@@ -1,10 +1,10 @@
 // The sampled series of one simulation, as the charts (charts.js, the embed's mini-charts) draw
 // them: raw columns per panel from the bridge's rows, and the metrics derived from them. A ratio
 // of two cumulative counters (the meta's `windows`: {ratio: [numerator, denominator]}, from the
-// bridge) also exists as METRIC_window, the same ratio over the
+// bridge) also exists as METRIC@recent, the same ratio over the
 // last `windowSeconds` of samples: (num[i] - num[j]) / (den[i] - den[j]), j the first sample in
 // the window; no value while the window holds no denominator.
-const RECENT = "_window";
+const RECENT = "@recent";
 
 export class ChartData {
   /**
@@ -12,24 +12,26 @@ export class ChartData {
    * order (the meta's `series`: the charted metrics, then any counters); `windows`: the meta's;
    * `duration`: the run's.
    */
-  constructor(metrics, panels, columns, windows, duration) {
+  constructor(metrics, panels, columns, windows, duration, { noZero = [] } = {}) {
     this.windows = windows || {};
+    this.noZero = new Set(noZero); // latencies: 0 before anything completed means "none yet"
     this.metrics = metrics;
     this.panels = panels;
     this.columns = columns.length ? columns : metrics;
     this.col = Object.fromEntries(this.columns.map((c, i) => [c, i]));
     this.xs = [];
     this.raw = panels.map(() => this.columns.map(() => []));
+    this.duration = duration;
     this.windowSeconds = Math.max(duration / 20, 0);
-    // ratios whose counters the rows carry (or a chart named METRIC_window explicitly)
-    this.windowable = metrics.map((m) => m.replace(/_window$/, "")).filter((m) => this.windows[m]?.every((c) => c in this.col));
+    // ratios whose counters the rows carry
+    this.windowable = metrics.map((m) => m.replace(/@recent$/, "")).filter((m) => this.windows[m]?.every((c) => c in this.col));
     this._cache = new Map();
   }
 
   /** The metrics to draw: each windowable ratio in its recent form when `recent`. */
   display(recent) {
     return this.metrics.map((m) => {
-      const base = m.replace(/_window$/, "");
+      const base = m.replace(/@recent$/, "");
       if (!this.windowable.includes(base)) return m;
       return recent ? base + RECENT : base;
     });
@@ -59,13 +61,18 @@ export class ChartData {
     return changed;
   }
 
-  /** Panel `k`'s values of `metric` (a column, or METRIC_window), one per sample. */
+  /** Panel `k`'s values of `metric` (a column, or METRIC@recent), one per sample. */
   values(metric, k) {
     const key = `${metric}\u0000${k}`;
     if (this._cache.has(key)) return this._cache.get(key);
     let out;
-    if (metric in this.col) out = this.raw[k][this.col[metric]];
-    else if (metric.endsWith(RECENT) && this.windows[metric.slice(0, -RECENT.length)])
+    if (metric in this.col) {
+      out = this.raw[k][this.col[metric]];
+      if (this.noZero.has(metric)) {
+        const first = out.findIndex((v) => v != null && v !== 0);
+        out = out.map((v, i) => (first < 0 || i < first ? null : v)); // no line until the first value
+      }
+    } else if (metric.endsWith(RECENT) && this.windows[metric.slice(0, -RECENT.length)])
       out = this._windowed(metric.slice(0, -RECENT.length), k);
     else out = this.xs.map(() => null);
     this._cache.set(key, out);
@@ -103,15 +110,15 @@ export class ChartData {
     return [lo, hi];
   }
 
-  lastT(ghost) {
-    const a = this.xs.length ? this.xs[this.xs.length - 1] : 0;
-    const b = ghost && ghost.xs.length ? ghost.xs[ghost.xs.length - 1] : 0;
-    return Math.max(a, b);
+  /** The time axis: the whole run (or as far as the samples, or a ghost's, reach). */
+  span(ghost) {
+    const last = (d) => (d && d.xs.length ? d.xs[d.xs.length - 1] : 0);
+    return Math.max(this.duration, last(this), last(ghost), 1e-9);
   }
 
   /** A frozen copy (the previous run, drawn faint after a parameter change). */
   snapshot() {
-    const copy = new ChartData(this.metrics, this.panels, this.columns, this.windows, 0);
+    const copy = new ChartData(this.metrics, this.panels, this.columns, this.windows, 0, { noZero: [...this.noZero] });
     copy.windowSeconds = this.windowSeconds;
     copy.xs = this.xs.slice();
     copy.raw = this.raw.map((per) => per.map((arr) => arr.slice()));

@@ -18,13 +18,15 @@ const LABEL_FONT = "600 11px system-ui, sans-serif";
 const TICK_FONT = "11px system-ui, sans-serif";
 
 export class Charts {
-  constructor(host, metrics, panels, colors, { height = 170, columns = metrics, windows = {}, units = {}, duration = 0 } = {}) {
+  constructor(host, metrics, panels, colors, { height = 190, columns = metrics, windows = {}, units = {}, duration = 0 } = {}) {
     this.host = host;
     this.panels = panels;
     this.colors = colors;
     this.height = height;
     this.units = units;
-    this.data = new ChartData(metrics, panels, columns, windows, duration);
+    this.data = new ChartData(metrics, panels, columns, windows, duration, {
+      noZero: columns.filter((c) => metricInfo(c, units).kind === "time"),
+    });
     this.recent = this.data.windowable.length > 0; // recent ratios by default where they exist
     this.marks = [];
     this.ghost = null;
@@ -35,7 +37,7 @@ export class Charts {
     this._ro.observe(host);
   }
 
-  /** The metrics drawn now (METRIC_window for the recent form of a ratio). */
+  /** The metrics drawn now (METRIC@recent for the recent form of a ratio). */
   get shown() {
     return this.data.display(this.recent);
   }
@@ -114,8 +116,8 @@ export class Charts {
       legend: { show: i === 0, live: true },
       cursor: { sync: { key: this.sync }, drag: { x: false, y: false } },
       scales: {
-        x: { time: false, range: (u, lo, hi) => [0, Math.max(hi ?? 0, this.data.lastT(this.ghost), 1e-9)] },
-        y: { range: () => this._range(metric, info.kind) },
+        x: { time: false, range: () => [0, this.data.span(this.ghost)] }, // the whole run: the lines fill it
+        y: { range: () => this._range(metric, info) },
       },
       axes: [
         {
@@ -131,11 +133,11 @@ export class Charts {
           stroke: "currentColor",
           grid: { stroke: gridStroke },
           ticks: { stroke: tickStroke },
-          label: axisTitle(metric, units),
+          label: axisTitle(metric, units, Math.floor((this.height - 60) / 6)),
           labelSize: 18,
           labelFont: TICK_FONT,
           font: TICK_FONT,
-          splits: (u) => niceTicks(u.scales.y.min, u.scales.y.max).ticks,
+          splits: (u) => niceTicks(u.scales.y.min, u.scales.y.max, 4, 3, info.integer).ticks,
           values: (u, splits) => {
             const step = splits.length > 1 ? splits[1] - splits[0] : 0;
             return splits.map((v) => formatTick(v, info.kind, step));
@@ -155,7 +157,7 @@ export class Charts {
           width: 2,
           dash: dashFor(k),
           points: { show: false },
-          value: (u, v) => (v == null ? "–" : formatMetric(metric.replace(/_window$/, ""), v, units)),
+          value: (u, v) => (v == null ? "–" : formatMetric(metric.replace(/@recent$/, ""), v, units)),
         })),
       ],
       hooks: {
@@ -165,10 +167,10 @@ export class Charts {
     };
   }
 
-  _range(metric, kind) {
+  _range(metric, info) {
     let [lo, hi] = this.data.extent(metric, this.ghost);
-    if (lo === Infinity) [lo, hi] = [0, kind === "ratio" ? 1 : 1];
-    return niceRange(lo, hi, kind);
+    if (lo === Infinity) [lo, hi] = [0, 1];
+    return niceRange(lo, hi, info.kind, info.integer);
   }
 
   /** The previous run (faint), the marks, and each line's name at its end. */

@@ -9,7 +9,7 @@ const TIME = /(latency|ttft|tpot|e2e|itl|_wait$|_wait_|_s$|wait$|_time$|pause)/;
 const BYTES = /(_bytes$|^peak_used$|^heap$|bytes_)/;
 const TOKS = /tok_s$/;
 const NOT_TIME = /(_per_s$|tok_s$|^requests_s$)/;
-const RECENT = "_window";
+const RECENT = "@recent";
 const SHOWN_UNIT = { ratio: "%", time: "s", bytes: "B", rate: "tok/s", count: "" };
 
 function kindOf(base, d) {
@@ -29,7 +29,7 @@ function kindOf(base, d) {
 
 /**
  * {title, unit, kind: "ratio" | "time" | "bytes" | "rate" | "count", recent} for a metric name;
- * `described`: the meta's `metrics`. METRIC_window is METRIC over the recent window.
+ * `described`: the meta's `metrics`. METRIC@recent is METRIC over the recent window.
  */
 export function metricInfo(name, described = {}) {
   const base = name.endsWith(RECENT) ? name.slice(0, -RECENT.length) : name;
@@ -39,13 +39,16 @@ export function metricInfo(name, described = {}) {
   const own = d && !["count", "ratio", "s", "bytes", "tok/s"].includes(d.unit) ? d.unit : null; // tokens, ×
   const unit = own || SHOWN_UNIT[kind];
   const words = base.replaceAll("_", " ");
-  return { title: recent ? `${words}, recent` : words, unit, kind, recent };
+  return { title: recent ? `${words}, recent` : words, unit, kind, recent, integer: !recent && d?.format === "int" };
 }
 
-/** "hit ratio (%)", "ttft p90 (s)": an axis title. */
-export function axisTitle(name, units) {
+/** "hit ratio (%)", "ttft p90 (s)": an axis title, at most `max` characters when given (it must fit the axis). */
+export function axisTitle(name, units, max = 0) {
   const { title, unit } = metricInfo(name, units);
-  return unit ? `${title} (${unit})` : title;
+  const words = max ? title.replace(/, recent$/, "") : title; // an axis: the chart's caption says "recent"
+  const tail = unit ? ` (${unit})` : "";
+  const room = max ? max - tail.length : Infinity;
+  return (words.length > room ? `${words.slice(0, Math.max(1, room - 1))}…` : words) + tail;
 }
 
 /** A metric value as the panels show it. */
@@ -79,12 +82,14 @@ export function formatTick(v, kind, step = 0) {
 }
 
 /** Nice ticks: at least `min` (3) values from lo to hi, a step of 1, 2 or 5 x 10^k. */
-export function niceTicks(lo, hi, target = 4, min = 3) {
+export function niceTicks(lo, hi, target = 4, min = 3, integer = false) {
   if (!(hi > lo)) hi = lo + (lo === 0 ? 1 : Math.abs(lo) * 0.1);
+  if (integer && hi - lo < min - 1) hi = lo + min - 1;
   for (let want = target; want <= target * 4; want++) {
     const raw = (hi - lo) / want;
     const mag = 10 ** Math.floor(Math.log10(raw));
-    const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw - 1e-12);
+    const nice = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw - 1e-12);
+    const step = integer ? Math.max(1, Math.round(nice)) : nice;
     const first = Math.ceil(lo / step - 1e-9) * step;
     const ticks = [];
     for (let v = first; v <= hi + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
@@ -93,15 +98,16 @@ export function niceTicks(lo, hi, target = 4, min = 3) {
   return { ticks: [lo, (lo + hi) / 2, hi], step: (hi - lo) / 2 };
 }
 
-/** A y range that shows [lo, hi] with nice ends (ratios within [0, 1]); never empty. */
-export function niceRange(lo, hi, kind) {
+/** A y range that shows [lo, hi] with nice ends (ratios within [0, 1]; whole steps for counts). */
+export function niceRange(lo, hi, kind, integer = false) {
   if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [0, 1];
   if (lo > 0 && lo < (hi - lo) * 1.5) lo = 0; // near zero: start at zero
   if (hi === lo) {
     const pad = hi === 0 ? 1 : Math.abs(hi) * 0.2;
     [lo, hi] = [lo >= 0 ? Math.max(0, lo - pad) : lo - pad, hi + pad];
   }
-  const { step } = niceTicks(lo, hi);
+  if (integer && hi - lo < 2) hi = lo + 2;
+  const { step } = niceTicks(lo, hi, 4, 3, integer);
   let a = Math.floor(lo / step + 1e-9) * step;
   let b = Math.ceil(hi / step - 1e-9) * step;
   if (kind === "ratio") [a, b] = [Math.max(0, a), Math.min(1, b)];

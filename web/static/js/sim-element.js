@@ -186,7 +186,7 @@ export class ContentionSim extends HTMLElement {
     const claim = claimOf(this.meta)?.metric;
     const out = claim ? [claim] : [];
     for (const c of this.meta.charts || []) {
-      const base = c.replace(/_window$/, "");
+      const base = c.replace(/@recent$/, "");
       if (!out.includes(base)) out.push(base);
     }
     return out;
