@@ -22,7 +22,6 @@ from bisect import bisect_left, insort
 from collections import deque
 from dataclasses import dataclass
 
-from sims.engine.blocks import LRUFree, block_hashes
 from sims.engine.config import EngineConfig
 from sims.engine.cost import cost_model
 from sims.engine.kv import make_allocator
@@ -95,7 +94,7 @@ class Engine:
         self.paged = self.alloc.paged
         self.caching = self.paged and cfg.prefix_caching
         self.block_size = cfg.block_size if self.paged else 1
-        self.num_blocks = self.alloc.pool.num_blocks if self.paged else self.alloc.capacity
+        self.num_blocks = self.alloc.num_units  # blocks (paged) or token slots (contiguous)
         self._wm = int(cfg.watermark * self.num_blocks) if self.paged else 0
         self.sched = make_scheduler(
             cfg.scheduler,
@@ -173,8 +172,7 @@ class Engine:
         if not self.caching:
             return 0
         n = int(req["prompt_len"])
-        hashes = block_hashes(req["segments"], self.block_size, limit=(n - 1) // self.block_size)
-        return len(self.alloc.pool.match(hashes)) * self.block_size
+        return self.alloc.cached_prefix(req["segments"], n)
 
     def has_work(self) -> bool:
         return bool(self._waiting or self._swapped or self._prefilling or self._decode)
@@ -340,52 +338,27 @@ class Engine:
         """Decode sequences whose next token needs a slot past their reservation."""
         extra = 0.0
         alloc = self.alloc
-        grow = alloc.grow
+        grow_one = alloc.grow_one
         cal = self._grow_cal
-        fast = self.paged and not alloc.kv_listener and type(alloc.pool.free_q) is LRUFree
-        if fast:  # paged + LRU: one block per boundary, inlined (the hot path of a busy engine)
-            pool = alloc.pool
-            od = pool.free_q._q
-            ref = pool.ref
-            bh = pool.block_hash
-            B = alloc.B
         for epoch, seq in grows:
             if epoch != seq.epoch:
                 continue
-            if fast and od:
-                b = od.popitem(last=False)[0]
-                if bh[b] is not None:
-                    del pool.cached[bh[b]]
-                    bh[b] = None
-                    pool.evictions += 1
-                ref[b] = 1
-                seq.blocks.append(b)
-                alloc.held += B
-                alloc.reserved_sum += B
-                r = seq.reserved = seq.reserved + B
-                alloc.useful_sum += B if r <= seq.final_len else B + seq.final_len - r
-                if r < seq.final_len:
-                    step = seq.d0_step + r - seq.prompt_len - seq.d0_gen
-                    if step in cal:
-                        cal[step].append((epoch, seq))
-                    else:
-                        cal[step] = [(epoch, seq)]
-                continue
-            if self.paged and alloc.grow_one(seq):
-                if seq.reserved < seq.final_len:
-                    step = seq.d0_step + seq.reserved - seq.prompt_len - seq.d0_gen
-                    cal.setdefault(step, []).append((epoch, seq))
-                continue
-            ctx = seq.prompt_len + seq.d0_gen + s - seq.d0_step
-            while not grow(seq, ctx + 1):
-                victim = self._running[-1][2]
-                extra += self._preempt(victim)
-                if victim is seq:
-                    break
-            else:
-                if seq.reserved < seq.final_len:
-                    step = seq.d0_step + seq.reserved - seq.prompt_len - seq.d0_gen
-                    self._grow_cal.setdefault(step, []).append((seq.epoch, seq))
+            if not grow_one(seq):  # memory is short: preempt until it fits (or it is the victim)
+                ctx = seq.prompt_len + seq.d0_gen + s - seq.d0_step
+                while not alloc.grow(seq, ctx + 1):
+                    victim = self._running[-1][2]
+                    extra += self._preempt(victim)
+                    if victim is seq:
+                        break
+                if epoch != seq.epoch:
+                    continue
+            r = seq.reserved
+            if r < seq.final_len:
+                step = seq.d0_step + r - seq.prompt_len - seq.d0_gen
+                if step in cal:
+                    cal[step].append((epoch, seq))
+                else:
+                    cal[step] = [(epoch, seq)]
         return extra
 
     def _admit(self, budget: int, chunks: list, s: int) -> float:
@@ -566,20 +539,10 @@ class Engine:
             if child.generated >= child.output_len:  # a one-token answer: nothing to decode
                 self._complete(child)
                 continue
-            ok = False
-            if alloc.paged:
-                full = seq.computed // alloc.B
-                fresh = alloc.pool.allocate(len(seq.blocks) - full)
-                if fresh is not None:
-                    alloc.pool.touch(seq.blocks[:full])
-                    child.blocks = seq.blocks[:full] + fresh
-                    child.cached_blocks = min(full, seq.cached_blocks)
-                    alloc.held = alloc.pool.num_used * alloc.B
-                    alloc._set_reserved(child, len(child.blocks) * alloc.B)
-                    self.stats.cow_copies += len(fresh)
-                    ok = True
-            else:  # a contiguous range of its own, with room for its next token
-                ok = alloc.admit(child, child.prompt_len + 1, None, 0)
+            copied = alloc.fork(seq, child)
+            ok = copied is not None
+            if ok:
+                self.stats.cow_copies += copied
             if ok:
                 self._add_running(child)
                 self._enter_decode(child, self.step_idx)
