@@ -3,6 +3,7 @@ listeners, panels and the public API other topics use."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -79,6 +80,68 @@ def test_profiles_cover_the_issue_and_the_roofline_has_the_right_sides():
     assert 15_000 < opt.kv_tokens(0.9) < 16_500  # vLLM: ~15.7K slots
     with pytest.raises(ValueError, match="unknown gpu 'B200'.*A100-40GB"):
         cost_model("B200", "OPT-13B")
+
+
+def _sides(c, *args):
+    """(compute-only, memory-only) seconds of one step, without overhead or communication."""
+    huge = 1e30
+    free = dict(step_overhead_s=0.0, allreduce_latency_s=0.0, allreduce_bytes_s=huge)
+    comp = dataclasses.replace(c, decode_bw_eff=huge, **free).step_time(*args)
+    mem = dataclasses.replace(c, prefill_mfu=huge, **free).step_time(*args)
+    return comp, mem
+
+
+@pytest.mark.parametrize("gpu", gpu_names())
+@pytest.mark.parametrize("model", model_names())
+def test_decode_is_memory_bound_on_every_profile(gpu, model):
+    c = cost_model(gpu, model)
+    for batch in (1, 8, 32, 128):  # (at 256 a 70B decode on an A100 reaches the ridge: compute)
+        comp, mem = _sides(c, 0, 0, 0, batch, batch * 1024)
+        assert comp < mem, (batch, comp, mem)
+        assert c.step_time(0, 0, 0, batch, batch * 1024) == pytest.approx(
+            mem + c.allreduce_s(batch) + c.step_overhead_s
+        )
+    comp, mem = _sides(c, 2048, 2048 * 2049 // 2, 0, 0, 0)
+    assert comp > mem  # a 2k-token prefill is compute bound
+
+
+def test_tensor_parallel_steps_pay_two_all_reduces_per_layer():
+    one = cost_model("H100-80GB", "Qwen3-32B", tp=1)
+    two = cost_model("H100-80GB", "Qwen3-32B")
+    assert one.allreduce_s(64) == 0.0 and two.tp == 2
+    per = two.allreduce_latency_s + 2 * (2 - 1) / 2 * 64 * 5120 * 2 / two.allreduce_bytes_s  # 2(p-1)/p
+    assert two.allreduce_s(64) == pytest.approx(2 * 64 * per)  # 64 layers, ring over 2 GPUs
+    assert cost_model("H100-80GB", "Llama-3-70B").allreduce_s(64) > two.allreduce_s(64)  # 80 layers, tp 4
+    assert two.allreduce_s(4096) > 10 * two.allreduce_s(16)  # bandwidth term grows with the tokens
+
+
+def test_step_overhead_is_per_gpu_and_small_beside_a_decode_step():
+    for gpu in ("H100-80GB", "H200", "A100-80GB"):
+        c = cost_model(gpu, "Llama-3-8B")
+        assert c.step_overhead_s < 0.25 * c.step_time(0, 0, 0, 1, 1024)
+    assert cost_model("H100-80GB", "Llama-3-8B").step_overhead_s < cost_model("A100-80GB", "Llama-3-8B").step_overhead_s
+
+
+def test_chunked_prefill_pays_weights_earlier_kv_and_overhead_per_chunk():
+    c = cost_model("H100-80GB", "Llama-3-8B")
+    n = 6000
+
+    def chunked(size):
+        total, done = 0.0, 0
+        while done < n:
+            k = min(size, n - done)
+            total += c.step_time(k, k * done + k * (k + 1) // 2, done, 0, 0)
+            done += k
+        return total
+
+    whole = chunked(n)
+    assert whole < chunked(2048) < chunked(512) < chunked(128)
+    assert chunked(2048) - whole >= 2 * c.step_overhead_s  # three steps, three overheads
+    # small chunks are memory bound: each one reads the weights and every earlier chunk's KV again
+    k = 128
+    reads = sum(c.weight_bytes + c.kv_bytes_per_token * (d + k) for d in range(0, n, k))
+    assert chunked(k) >= reads / (c.hbm_bytes_s * c.decode_bw_eff)
+    assert chunked(128) > 1.5 * whole
 
 
 # -- allocators -----------------------------------------------------------------------------------

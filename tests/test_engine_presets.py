@@ -1,4 +1,6 @@
-"""Each engine preset shows its published behaviour (the numbers are in docs/engine.md)."""
+"""Each engine preset shows its published behaviour (the numbers are in docs/engine.md). The
+structured claims (``[site.claim]``) are checked on five seeds by tests/test_claims.py; these are
+the other statements the titles and watch_for texts make, on the seeds they name."""
 
 from __future__ import annotations
 
@@ -6,10 +8,12 @@ import functools
 
 from sims.core import api
 
+SEEDS = range(7, 12)  # every engine preset's seed is 7: the five seeds the claims name
+
 
 @functools.cache
-def panels(name: str) -> dict:
-    return api.run(name)["panels"]
+def panels(name: str, seed: int | None = None) -> dict:
+    return api.run(name, seed=seed)["panels"]
 
 
 def test_kv_fragmentation_orders_allocators_like_vllm_fig2():
@@ -34,12 +38,13 @@ def test_continuous_batching_cuts_ttft_several_fold():
     assert p["continuous"]["completed"] > p["static"]["completed"]
 
 
-def test_chunked_prefill_small_budget_smooths_decoding_large_budget_lowers_ttft():
-    p = panels("chunked-prefill")
-    small, large = p["budget-2048"], p["budget-8192"]
-    assert small["tpot_p99"] < large["tpot_p99"]
-    assert small["itl_p99"] < 0.6 * large["itl_p99"]
-    assert large["ttft_p90"] < small["ttft_p90"] and large["ttft_mean"] < small["ttft_mean"]
+def test_chunked_prefill_small_budget_bounds_the_stall_large_budget_lowers_ttft_on_five_seeds():
+    for seed in SEEDS:
+        p = panels("chunked-prefill", seed)
+        small, large = p["budget-2048"], p["budget-8192"]
+        assert small["itl_max"] < 0.5 * large["itl_max"], seed  # one budget step is the longest stall
+        assert small["itl_p99"] < large["itl_p99"], seed  # watch_for: seeds 7 to 11
+        assert large["ttft_p90"] < small["ttft_p90"], seed  # watch_for: seeds 7 to 11
 
 
 def test_preemption_recompute_against_swap():
@@ -47,7 +52,7 @@ def test_preemption_recompute_against_swap():
     rec, swap = p["recompute"], p["swap"]
     assert rec["preemptions"] > 50 and swap["preemptions"] > 50
     assert rec["swaps"] == 0 and swap["swaps"] == swap["preemptions"]
-    assert rec["dropped_tokens"] > 10_000 and swap["dropped_tokens"] == 0
+    assert rec["dropped_tokens"] > 5_000 and swap["dropped_tokens"] == 0
     assert swap["e2e_mean"] < rec["e2e_mean"]
 
 
@@ -62,14 +67,21 @@ def test_prefix_sharing_hits_the_system_prompt():
 def test_sjf_and_mlfq_beat_fcfs_predictions_degrade_and_aging_prevents_starvation():
     p = panels("scheduling-sjf")
     fcfs = p["fcfs"]["e2e_mean"]
-    assert p["sjf_oracle"]["e2e_mean"] < 0.8 * fcfs and p["mlfq"]["e2e_mean"] < 0.85 * fcfs
+    assert p["sjf_oracle"]["e2e_mean"] < 0.8 * fcfs and p["mlfq"]["e2e_mean"] < 0.8 * fcfs
     oracle, good, bad = (p[n]["e2e_mean"] for n in ("sjf_oracle", "sjf_predicted-0.5", "sjf_predicted-2"))
-    assert oracle < good < bad
-    assert p["sjf_oracle"]["e2e_max"] > 1.4 * p["fcfs"]["e2e_max"]  # the longest starve
-    assert p["sjf_oracle"]["ttft_max"] > 2 * p["fcfs"]["ttft_max"]
+    assert oracle < good < bad < fcfs
+    assert p["sjf_oracle"]["e2e_max"] > 1.4 * p["fcfs"]["e2e_max"]  # the longest starve (seed 7)
     aged = p["sjf_oracle-aging"]
-    assert aged["ttft_max"] < 0.75 * p["sjf_oracle"]["ttft_max"] and aged["e2e_max"] < p["sjf_oracle"]["e2e_max"]
-    assert aged["e2e_mean"] < fcfs
+    assert aged["e2e_mean"] < fcfs and aged["e2e_max"] < p["sjf_oracle"]["e2e_max"]
+
+
+def test_sjf_starvation_and_aging_on_the_seeds_watch_for_names():
+    shorter = 0
+    for seed in SEEDS:
+        p = panels("scheduling-sjf", seed)
+        assert p["sjf_oracle"]["ttft_max"] > 1.5 * p["fcfs"]["ttft_max"], seed  # seeds 7 to 11
+        shorter += p["sjf_oracle-aging"]["ttft_max"] < p["sjf_oracle"]["ttft_max"]
+    assert shorter == 4  # "aging shortens that wait on 4 of those 5 seeds"
 
 
 def test_disaggregation_removes_prefill_interference():

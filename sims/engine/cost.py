@@ -1,10 +1,14 @@
-"""The roofline step-time model: a mixed batch costs max(compute, memory) + a fixed overhead.
+"""The roofline step-time model: a batch costs max(compute, memory) + TP communication + a fixed
+per-step overhead.
 
 Compute: 2 * params FLOPs per token in the batch plus attention (4 * layers * heads * head_dim
-FLOPs per query-key pair), at an efficiency that saturates with the step's token count
-(``prefill_mfu * T / (T + mfu_half_tokens)``: small GEMMs leave tensor cores idle). Memory: the weights once per step plus every KV byte attention reads.
-Prefill-heavy steps land on the compute side, decode-heavy steps on the memory side. All numbers
-come from ``profiles.toml`` (one data file, rewritten by GPU calibration).
+FLOPs per query-key pair) at ``prefill_mfu`` of peak. Prefill work alone runs below that while its
+chunk is small (``prefill_mfu * P / (P + mfu_half_tokens)`` for a P-token chunk: small GEMMs leave
+tensor cores idle); decode tokens never pay that penalty: decode is memory-bound. Memory: the
+weights once per step (every chunk of a chunked prefill reads them again) plus every KV byte
+attention reads (a chunk reads the KV of the chunks before it). Tensor parallelism (tp >= 2): two
+ring all-reduces of the step's activations per layer over the GPU link. All numbers come from
+``profiles.toml`` (one data file, rewritten by GPU calibration).
 """
 
 from __future__ import annotations
@@ -52,9 +56,14 @@ class CostModel:
     max_model_len: int
     tp: int
     prefill_mfu: float
-    mfu_half_tokens: float  # compute efficiency = prefill_mfu * tokens / (tokens + mfu_half_tokens)
+    mfu_half_tokens: float  # prefill efficiency = prefill_mfu * P / (P + mfu_half_tokens), P chunk tokens
     decode_bw_eff: float
-    step_overhead_s: float
+    step_overhead_s: float  # scheduling, input preparation, launches and sampling, per step
+    hidden: int = 0  # model width: bytes per token of each all-reduce = hidden * dtype_bytes
+    dtype_bytes: int = 2
+    layers: int = 0
+    allreduce_bytes_s: float = 0.0  # per-GPU link bandwidth an all-reduce achieves (bus bandwidth)
+    allreduce_latency_s: float = 0.0  # fixed cost of one all-reduce (small messages)
 
     def step_time(
         self, prefill_tokens: int, prefill_pairs: int, prefill_kv_read: int, n_decode: int, decode_ctx: int
@@ -65,11 +74,26 @@ class CostModel:
         tokens = prefill_tokens + n_decode
         if tokens == 0:
             return 0.0
-        flops = 2.0 * self.params * tokens + self.attn_flops_per_pair * (prefill_pairs + decode_ctx)
+        pf = self.attn_flops_per_pair
+        decode_flops = 2.0 * self.params * n_decode + pf * decode_ctx
+        compute_s = decode_flops / (self.peak_flops * self.prefill_mfu)
+        if prefill_tokens:
+            prefill_flops = 2.0 * self.params * prefill_tokens + pf * prefill_pairs
+            slow = (prefill_tokens + self.mfu_half_tokens) / prefill_tokens
+            compute_s += prefill_flops * slow / (self.peak_flops * self.prefill_mfu)
         mem = self.weight_bytes + self.kv_bytes_per_token * (decode_ctx + prefill_kv_read + prefill_tokens)
-        compute_s = flops * (tokens + self.mfu_half_tokens) / (self.peak_flops * self.prefill_mfu * tokens)
         memory_s = mem / (self.hbm_bytes_s * self.decode_bw_eff)
-        return (compute_s if compute_s > memory_s else memory_s) + self.step_overhead_s
+        return (compute_s if compute_s > memory_s else memory_s) + self.allreduce_s(tokens) + self.step_overhead_s
+
+    def allreduce_s(self, tokens: int) -> float:
+        """Two ring all-reduces per layer (after attention and after the MLP) of ``tokens`` rows of
+        activations; 0 without tensor parallelism."""
+        tp = self.tp
+        if tp < 2:
+            return 0.0
+        nbytes = tokens * self.hidden * self.dtype_bytes
+        one = self.allreduce_latency_s + 2.0 * (tp - 1) / tp * nbytes / self.allreduce_bytes_s
+        return 2.0 * self.layers * one
 
     def kv_tokens(self, gpu_memory_utilization: float) -> int:
         """KV token slots: the memory share vLLM may use, less the weights, over KV bytes/token."""
@@ -114,4 +138,9 @@ def cost_model(gpu: str, model: str, tp: int = 0, profiles: dict | None = None) 
         mfu_half_tokens=float(eff.get("mfu_half_tokens", 0.0)),
         decode_bw_eff=float(eff["decode_bw_eff"]),
         step_overhead_s=float(eff["step_overhead_s"]),
+        hidden=int(m["hidden"]),
+        dtype_bytes=int(m["dtype_bytes"]),
+        layers=int(m["layers"]),
+        allreduce_bytes_s=float(g["link_bytes_s"]) * float(eff["allreduce_bw_eff"]),
+        allreduce_latency_s=float(eff["allreduce_latency_s"]),
     )

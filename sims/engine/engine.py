@@ -106,7 +106,6 @@ class Engine:
             mlfq_quantum=cfg.mlfq_quantum,
             mlfq_prompt_quantum=cfg.mlfq_prompt_quantum,
         )
-        self._mlfq = cfg.scheduler == "mlfq"
         self.now = 0.0
         self.step_idx = 0  # steps executed so far = index of the next step
         self._waiting: list[tuple] = []  # heap (key, order, seq): WAITING and PAUSED
@@ -198,10 +197,8 @@ class Engine:
             self.stats.rejected += 1
             return
         self._orders += 1
-        if "session" in req:
-            out_cid = f"a{req['session']}.{req.get('turn', 0)}"
-        else:
-            out_cid = f"o{rid}"
+        session, turn = int(req.get("session", -1)), int(req.get("turn", 0))
+        out_cid = f"a{session}.{turn}" if session >= 0 else f"o{rid}"
         pre = req.get("prefilled")
         seq = Seq(
             rid=rid,
@@ -213,6 +210,8 @@ class Engine:
             order=self._orders,
             tenant=int(req.get("tenant", 0)),
             priority=float(req.get("priority", req.get("tenant", 0))),
+            session=session,
+            turn=turn,
         )
         seq.final_len = prompt + out
         n = int(req.get("n", 1))
@@ -230,8 +229,7 @@ class Engine:
         else:
             seq.target = prompt
             self._work += prompt + n * out
-        if self._mlfq:
-            self.sched.join(seq)
+        self.sched.join(seq)
         seq.key = self.sched.key(seq)
         heapq.heappush(self._waiting, (seq.key, seq.order, seq))
 
@@ -256,14 +254,14 @@ class Engine:
             for epoch, seq in fins:
                 if epoch == seq.epoch:
                     finishing.append((epoch, seq))
-        if self._mlfq:
+        if self._demote_cal:
             demotes = self._demote_cal.pop(s, None)
             if demotes:
                 for epoch, seq in demotes:
                     if epoch == seq.epoch:
                         self._demote(seq, s)
-            if self._waiting:
-                self._rebalance()
+        if self.sched.preemptive and self._waiting:
+            self._rebalance()
         budget = cfg.max_num_batched_tokens - len(self._decode)
         chunks: list[tuple] = []
         for seq in self._prefilling:
@@ -505,7 +503,7 @@ class Engine:
             self._finish_cal.setdefault(fin, []).append((epoch, seq))
         if seq.reserved < seq.final_len:
             self._grow_cal.setdefault(step + seq.reserved - ctx, []).append((epoch, seq))
-        if self._mlfq and seq.level_end < seq.output_len:
+        if seq.level_end < seq.output_len:
             self._demote_cal.setdefault(step + seq.level_end - seq.generated, []).append((epoch, seq))
 
     def _prefill_done(self, seq: Seq) -> None:
@@ -552,6 +550,8 @@ class Engine:
                 order=self._orders,
                 tenant=seq.tenant,
                 priority=seq.priority,
+                session=seq.session,
+                turn=seq.turn,
             )
             child.final_len = seq.final_len
             child.generated = 1
@@ -595,7 +595,7 @@ class Engine:
     def _complete(self, seq: Seq) -> None:
         seq.generated = seq.output_len
         # output blocks are worth caching only if a later prompt can contain them (chat turns)
-        keep = seq.final_len - 1 if seq.out_cid[0] == "a" else seq.prompt_len
+        keep = seq.final_len - 1 if seq.session >= 0 else seq.prompt_len
         self.alloc.release(seq, keep, float(keep))
         seq.state = DONE
         g = seq.group
@@ -652,9 +652,8 @@ class Engine:
                 "preemptions": seq.preemptions,
             },
         }
-        if seq.out_cid.startswith("a"):
-            sid, _, turn = seq.out_cid[1:].partition(".")
-            req["session"], req["turn"] = int(sid), int(turn)
+        if seq.session >= 0:
+            req["session"], req["turn"] = seq.session, seq.turn
         h = Handoff(self.now, tokens, req)
         self.handoffs.append(h)
         if self.handoff_listener is not None:

@@ -192,6 +192,7 @@ class Accumulator:
             {
                 "itl_p50": weighted_percentile(s.itl_us, 0.5) / 1e6,
                 "itl_p99": weighted_percentile(s.itl_us, 0.99) / 1e6,
+                "itl_max": (max(s.itl_us) if s.itl_us else 0) / 1e6,  # the longest step a decoder waited
                 "kv_reserved_unused": ratio(s.kv_reserved, s.kv_total),
                 "kv_internal_frag": ratio(s.kv_internal, s.kv_total),
                 "kv_external_frag": ratio(s.kv_external, s.kv_total),

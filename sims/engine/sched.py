@@ -11,6 +11,7 @@ from __future__ import annotations
 from random import Random
 
 from sims.core.dists import lognormal
+from sims.engine.seq import NEVER
 
 SCHEDULERS: dict[str, type] = {}
 
@@ -37,6 +38,12 @@ class Scheduler:
 
     def victim_key(self, seq) -> tuple:
         return (self.key(seq), seq.admit_order)
+
+    def join(self, seq) -> None:
+        """A request enters the engine. MLFQ picks its level here; no-op otherwise."""
+
+    def demote(self, seq) -> None:
+        """``seq`` used up its quantum (``seq.level_end``, never reached unless a policy sets it)."""
 
 
 @_scheduler("fcfs")
@@ -118,7 +125,7 @@ class MLFQ(Scheduler):
             seq.level += 1
             seq.level_end = seq.generated + self.quantum * (1 << seq.level)
         else:
-            seq.level_end = 1 << 62
+            seq.level_end = NEVER
 
     def key(self, seq) -> tuple:
         return (seq.level, seq.arrival, seq.order)

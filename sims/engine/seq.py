@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from sims.engine.blocks import block_hashes
 
 WAITING, PREFILL, DECODE, PAUSED, SWAPPED, DONE, REJECTED = range(7)
+NEVER = 1 << 62  # a generated-token count no request reaches
 STATE_NAMES = ("waiting", "prefill", "decode", "paused", "swapped", "done", "rejected")
 
 
@@ -25,6 +26,8 @@ class Seq:
     order: int  # submit order: the final tie-break everywhere
     tenant: int = 0
     priority: float = 0.0
+    session: int = -1  # chat session of this turn (-1: not a chat); its output is the next prompt's
+    turn: int = 0
     state: int = WAITING
     generated: int = 0  # output tokens produced (see the class docstring while DECODE)
     computed: int = 0  # tokens whose KV is computed, during prefill
@@ -45,7 +48,7 @@ class Seq:
     preemptions: int = 0
     predicted: float = -1.0  # sjf_predicted's estimate of output_len
     level: int = 0  # mlfq level
-    level_end: int = 0  # mlfq: demoted when generated reaches this
+    level_end: int = NEVER  # demoted when generated reaches this (set by the scheduler: mlfq)
     prefilled: bool = False  # role=decode: arrived with its prompt KV computed elsewhere
     samples: int = 1  # parallel samples still to fork from this one (n); 1 once forked
     group: list | None = None  # shared by the samples of one request: [left, finish, preemptions]
