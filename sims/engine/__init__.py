@@ -27,14 +27,26 @@ Public API (other topics build on it; keep it stable):
     - ``records``: completed requests (``metrics.Record``: rid, arrival, first_token, finish,
       prompt_len, output_len, cached_tokens, preemptions, tenant, samples); ``stats``:
       ``metrics.EngineStats`` (sums over steps; ``merge`` across replicas); ``rejected``: ids of
-      requests refused at submit (the prompt does not fit max_model_len).
+      requests refused at submit (the prompt does not fit max_model_len); ``in_flight()``: the
+      ``(arrival, first_token, generated)`` of every request still here (first_token < 0: waiting).
     ``Deployment`` (sims.engine.disagg) drives several engines (colocated, or disaggregated
     prefill/decode pools with a KV transfer) through the same submit/advance/records/stats.
 
-``summarize(records, elapsed, stats) -> dict`` (sims.engine.metrics)
-    The DESIGN engine metrics over one or many replicas: completed ttft_p50 ttft_p90 ttft_p99
-    tpot_p50 tpot_p99 e2e_p50 e2e_p90 throughput_tok_s avg_batch_size kv_utilization preemptions
-    prefix_hit_rate (plus extras: means, maxima, the KV memory breakdown).
+``summarize(records, elapsed, stats, pending=(), now=None) -> dict`` (sims.engine.metrics)
+    The DESIGN engine metrics over one or many replicas, counting every arrival: ``pending`` (e.g.
+    ``metrics.in_flight(engines)``) are the requests in flight at ``now``, which count with their
+    age (censored, flagged ``<metric>_censored``): completed ttft_p50 ttft_p90 ttft_p99 tpot_p50
+    tpot_p99 e2e_p50 e2e_p90 throughput_tok_s avg_batch_size kv_utilization preemptions
+    prefix_hit_rate unfinished oldest_wait (plus extras: means, maxima, ``_completed`` figures,
+    the KV memory breakdown).
+
+``config.knobs(names, **defaults) -> dict[str, Param]``
+    ``EngineConfig``'s fields as panel params (one table for the engine and cluster topics).
+
+Modules: ``engine`` (the step loop), ``admit`` (admission, the running set), ``lifecycle`` (first
+token, parallel samples, completion, handoff), ``preempt`` (recompute, swap, MLFQ pauses),
+``reading`` (read-only views, invariants), ``kv`` (the allocators: the only code touching
+blocks), ``blocks`` (block pool, hashes, free queues), ``sched``, ``cost``, ``metrics``.
 
 Panels (topic ``engine``): every registered policy name fixes one axis of the engine and the panel
 params set the rest (docs/engine.md lists them): allocators ``contiguous_max contiguous_pow2

@@ -44,6 +44,14 @@ class Allocator:
         """Cache the full blocks of ``seq`` below ``tokens`` (paged only); returns new hashes."""
         return []
 
+    def cached_prefix(self, segments: list, prompt_len: int) -> int:
+        """Prompt tokens a prefix-cache hit would cover now (paged with caching only)."""
+        return 0
+
+    def grow_one(self, seq) -> bool:
+        """Room for one more token past ``seq.reserved`` (a decode crossing its reservation)."""
+        return self.grow(seq, seq.reserved + 1)
+
 
 class Contiguous(Allocator):
     """One contiguous slot range per sequence, first fit over an address-ordered free list that
@@ -131,6 +139,29 @@ class Contiguous(Allocator):
             self.held -= seq.reserved
             self._set_reserved(seq, 0)
         seq.region = -1
+
+    def cells(self, holders: list, max_cells: int) -> list[int]:
+        """At most ``max_cells`` evenly spaced token slots: the holding request's id, or -1 (free)."""
+        n = self.capacity
+        regions = sorted((q.region, q.reserved, q.rid) for q in holders if q.reserved)
+        cells = []
+        j = 0
+        m = min(n, max_cells)
+        for i in range(m):
+            pos = i * n // m
+            while j < len(regions) and regions[j][0] + regions[j][1] <= pos:
+                j += 1
+            cells.append(regions[j][2] if j < len(regions) and regions[j][0] <= pos else -1)
+        return cells
+
+    def fork(self, parent, child) -> int | None:
+        """A parallel sample of ``parent``: a range of its own with room for its next token.
+        Returns the blocks copied (0), or None when memory is short."""
+        return 0 if self.admit(child, child.prompt_len + 1, None, 0) else None
+
+    @property
+    def num_units(self) -> int:
+        return self.capacity
 
     def usage(self) -> float:
         return self.held / self.capacity
@@ -264,6 +295,42 @@ class Paged(Allocator):
         self.held = self.pool.num_used * self.B
         self._set_reserved(seq, len(seq.blocks) * self.B)
         return True
+
+    def fork(self, parent, child) -> int | None:
+        """A parallel sample of ``parent`` shares its full blocks (refcounts) and gets a copy of
+        the partly filled last one. Returns the blocks copied, or None when memory is short."""
+        pool = self.pool
+        full = parent.computed // self.B
+        fresh = pool.allocate(len(parent.blocks) - full)
+        if fresh is None:
+            return None
+        pool.touch(parent.blocks[:full])
+        child.blocks = parent.blocks[:full] + fresh
+        child.cached_blocks = min(full, parent.cached_blocks)
+        self.held = pool.num_used * self.B
+        self._set_reserved(child, len(child.blocks) * self.B)
+        return len(fresh)
+
+    def cells(self, holders: list, max_cells: int) -> list[int]:
+        """At most ``max_cells`` evenly spaced blocks: the holding request's id, -3 when several
+        share it, -2 when free but still a cached prefix block, -1 when free."""
+        pool = self.pool
+        owner = [-2 if h is not None else -1 for h in pool.block_hash]
+        for q in holders:
+            for b in q.blocks:
+                owner[b] = -3 if pool.ref[b] > 1 else q.rid
+        n = len(owner)
+        return owner if n <= max_cells else [owner[i * n // max_cells] for i in range(max_cells)]
+
+    def cached_prefix(self, segments: list, prompt_len: int) -> int:
+        if not self.pool.caching:
+            return 0
+        hashes = block_hashes(segments, self.B, limit=(prompt_len - 1) // self.B)
+        return len(self.pool.match(hashes)) * self.B
+
+    @property
+    def num_units(self) -> int:
+        return self.pool.num_blocks
 
     def register(self, seq, tokens: int) -> list[int]:
         pool = self.pool

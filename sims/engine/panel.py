@@ -19,7 +19,7 @@ import math
 
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_policy, register_topic
-from sims.engine.config import CONFIG_FIELDS, EngineConfig
+from sims.engine.config import CONFIG_FIELDS, EngineConfig, knobs
 from sims.engine.disagg import Deployment
 from sims.engine.engine import Engine
 from sims.engine.metrics import Accumulator, last_completion
@@ -28,31 +28,9 @@ from sims.engine.view import engine_view
 
 AXES = ("allocator", "scheduler", "batching", "preemption", "eviction", "deployment")
 
+_ENGINE_KNOBS = [n for n in CONFIG_FIELDS if n != "role"]  # a deployment sets each replica's role
 PANEL_PARAMS = {
-    "gpu": Param(str, "A100-40GB", "GPU profile (profiles.toml)"),
-    "model": Param(str, "OPT-13B", "model profile (profiles.toml)"),
-    "tp": Param(int, 0, "tensor-parallel GPUs; 0 = the model profile's"),
-    "allocator": Param(str, "", "KV allocator; empty = the policy's or paged"),
-    "pow2_of": Param(str, "output", "contiguous_pow2: 'output' (Orca-Pow2) or 'context' (doubling)"),
-    "block_size": Param(int, 16, "tokens per KV block (paged)"),
-    "max_num_seqs": Param(int, 256, "sequences per step"),
-    "max_num_batched_tokens": Param(int, 8192, "token budget per step"),
-    "chunked_prefill": Param(bool, True, "split long prompts across steps"),
-    "scheduler": Param(str, "", "fcfs | sjf_oracle | sjf_predicted | mlfq | priority; empty = fcfs"),
-    "predictor_error": Param(float, 0.0, "sjf_predicted: sigma of the lognormal length error"),
-    "aging": Param(float, 0.0, "scheduler key units a waiting request gains per second"),
-    "mlfq_levels": Param(int, 5, "mlfq: levels"),
-    "mlfq_quantum": Param(int, 32, "mlfq: output tokens at level 0 (doubles per level)"),
-    "mlfq_prompt_quantum": Param(int, 512, "mlfq: prompt tokens a level-0 join allows"),
-    "batching": Param(str, "", "continuous | static; empty = continuous"),
-    "preemption": Param(str, "", "recompute | swap; empty = recompute"),
-    "swap_tokens": Param(int, 1 << 30, "host swap space in token slots"),
-    "prefix_caching": Param(bool, True, "paged: share hashed full blocks"),
-    "eviction": Param(str, "", "prefix-cache eviction: lru | cost_aware; empty = lru"),
-    "max_model_len": Param(int, 0, "0 = the model profile's"),
-    "kv_tokens": Param(int, 0, "KV token slots; 0 = from GPU memory"),
-    "gpu_memory_utilization": Param(float, 0.9, "share of GPU memory for weights + KV"),
-    "watermark": Param(float, 0.01, "share of blocks kept free at admission"),
+    **knobs(_ENGINE_KNOBS, allocator="", scheduler="", batching="", preemption="", eviction=""),
     "deployment": Param(str, "", "single (empty) | colocated | disaggregated"),
     "prefill_replicas": Param(int, 1, "disaggregated: prefill engines (colocated: part of the total)"),
     "decode_replicas": Param(int, 1, "disaggregated: decode engines (colocated: part of the total)"),

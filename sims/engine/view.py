@@ -15,31 +15,9 @@ def memory_map(engine) -> dict:
     """Cells over the KV memory: a request id, FREE, CACHED (free but still a prefix-cache entry)
     or SHARED (a block several requests point at). Downsampled to at most MAP_CELLS cells."""
     alloc = engine.alloc
-    holders = engine.holders()
-    if alloc.paged:
-        pool = alloc.pool
-        n = pool.num_blocks
-        owner = [CACHED if h is not None else FREE for h in pool.block_hash]
-        for q in holders:
-            for b in q.blocks:
-                owner[b] = SHARED if pool.ref[b] > 1 else q.rid
-        unit = alloc.B
-        if n > MAP_CELLS:
-            cells = [owner[i * n // MAP_CELLS] for i in range(MAP_CELLS)]
-        else:
-            cells = owner
-    else:
-        n = alloc.capacity
-        unit = 1
-        regions = sorted((q.region, q.reserved, q.rid) for q in holders if q.reserved)
-        cells = []
-        j = 0
-        m = min(n, MAP_CELLS)
-        for i in range(m):
-            pos = i * n // m
-            while j < len(regions) and regions[j][0] + regions[j][1] <= pos:
-                j += 1
-            cells.append(regions[j][2] if j < len(regions) and regions[j][0] <= pos else FREE)
+    cells = alloc.cells(engine.holders(), MAP_CELLS)
+    n = alloc.num_units
+    unit = alloc.B if alloc.paged else 1
     return {"cells": cells, "cell_tokens": unit * n / len(cells), "units": n, "unit_tokens": unit}
 
 
