@@ -4,7 +4,8 @@
 // <div class="server-actions" data-preset="NAME"> gets "Run at full length on the server" (POST
 // /api/run, the `run --json` object shown as a table) and, when /api/gpu says a GPU is available
 // and the preset is an engine preset, "Measure on GPU" (POST /api/gpu/replay, measured beside
-// simulated).
+// simulated). On cache and rate-limit presets, "Replay on real Redis" / "Replay on real nginx"
+// (POST /api/real/replay, from `contention serve --real`), or the reason it is not offered.
 
 const API = new URL("../../api/", import.meta.url);
 
@@ -138,17 +139,43 @@ async function setUp(container) {
     ),
   );
 
-  const [gpu, preset] = await Promise.all([
+  const [gpu, preset, real] = await Promise.all([
     getJSON("gpu").catch(() => null),
     getJSON(`presets/${encodeURIComponent(container.dataset.preset)}`).catch(() => null),
+    getJSON("real").catch(() => null),
   ]);
-  if (!gpu?.body?.available || preset?.body?.topic !== "engine") return;
-  const replay = () => {
-    const { body } = run();
-    delete body.panels;
-    return { body, note: ` Measured on ${gpu.body.device}.` };
-  };
-  action(container, "Measure on GPU", "gpu/replay", replay, (r) => replayTable(r));
+  const topic = preset?.body?.topic;
+  if (gpu?.body?.available && topic === "engine") {
+    const replay = () => {
+      const { body } = run();
+      delete body.panels;
+      return { body, note: ` Measured on ${gpu.body.device}.` };
+    };
+    action(container, "Measure on GPU", "gpu/replay", replay, (r) => replayTable(r));
+  }
+  realReplays(container, real?.body, topic, preset?.body);
+}
+
+const REAL = { redis: "Redis", nginx: "nginx" };
+
+// The real system beside the simulator: its measured panels next to the models of the same setting.
+function realReplays(container, info, topic, preset) {
+  if (!info) return;
+  for (const [system, label] of Object.entries(REAL)) {
+    const s = info[system];
+    if (!s || s.topic !== topic) continue;
+    if (!s.available) {
+      container.append(el("p", { className: "muted", textContent: `Replay on real ${label}: not offered here (${s.reason}).` }));
+      continue;
+    }
+    const speed = system === "redis" ? 4 : 1; // Redis's clocks are modelled at the replay's speed
+    const duration = Math.min(preset?.duration ?? 30, 30 * speed);
+    const body = () => ({
+      body: { preset: container.dataset.preset, against: system, speed, duration },
+      note: ` ${duration} s of the stream at ${speed}x; models and measurement side by side.`,
+    });
+    action(container, `Replay on real ${label}`, "real/replay", body, (r) => runTable(r));
+  }
 }
 
 const containers = [...document.querySelectorAll(".server-actions[data-preset]")];
