@@ -14,7 +14,7 @@ GOOD = "ratelimit-burst"
 
 
 def _variant(source: str, name: str, edit) -> str:
-    text = (ROOT / "presets" / f"{source}.toml").read_text()
+    text = (ROOT / "sims" / "presets" / f"{source}.toml").read_text()
     return edit(text.replace(f'name = "{source}"', f'name = "{name}"'))
 
 
@@ -35,7 +35,7 @@ def broken_server(tmp_path_factory):
     folder = base / "presets"
     folder.mkdir()
     for name in (GOOD, "cache-zipf"):
-        shutil.copy(ROOT / "presets" / f"{name}.toml", folder)
+        shutil.copy(ROOT / "sims" / "presets" / f"{name}.toml", folder)
     for name, text in BROKEN.items():
         (folder / f"{name}.toml").write_text(text)
     server = start_server(base, {"CONTENTION_WORKERS": "1", "CONTENTION_PRESETS": str(folder)})
