@@ -103,7 +103,11 @@ def size_for(r: Redis, size: int, names: list[bytes]) -> dict:
         limit += (size - typical) * per_key
     r.call("CONFIG", "SET", "maxmemory", "0")
     r.call("FLUSHALL")
-    return {"maxmemory": limit, "bytes_per_key": per_key, "resident_check": sorted(held)[len(held) // 2] if held else None}
+    return {
+        "maxmemory": limit,
+        "bytes_per_key": per_key,
+        "resident_check": sorted(held)[len(held) // 2] if held else None,
+    }
 
 
 def replay(r: Redis, refs: list[tuple[float, object]], speed: float) -> dict:
@@ -178,7 +182,9 @@ def measure(address: tuple[str, int], events: list[dict], size: int, speed: floa
             r.call("CONFIG", "SET", "maxmemory-samples", str(s.samples))
             r.call("CONFIG", "SET", "maxmemory", str(sizing["maxmemory"]))
             m = replay(r, refs, speed)
-            m["sim_on_sent_times"] = model_on(s, refs, m.pop("sent"), size, speed, m["clock_offset"], seed=int(m["clock_offset"] * 1e6))
+            m["sim_on_sent_times"] = model_on(
+                s, refs, m.pop("sent"), size, speed, m["clock_offset"], seed=int(m["clock_offset"] * 1e6)
+            )
             panels[s.label] = m
         r.call("CONFIG", "SET", "maxmemory", "0")
         r.call("FLUSHALL")

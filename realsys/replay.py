@@ -56,8 +56,14 @@ def _redis(preset, speed, address, seed, duration) -> dict:
                 measured = redis_replay.measure(("127.0.0.1", port), events, size, speed)
     # each model runs with Redis's clock as it stood when its replay began
     extra = [
-        {"name": _sim(s.label), "policy": s.model, "size": size, "speed": speed,
-         "clock_offset": measured["panels"][s.label]["clock_offset"], **s.params}
+        {
+            "name": _sim(s.label),
+            "policy": s.model,
+            "size": size,
+            "speed": speed,
+            "clock_offset": measured["panels"][s.label]["clock_offset"],
+            **s.params,
+        }
         for s in redis_replay.SETTINGS
     ]
     result = Scenario(_with_panels(preset, extra), seed, duration).run().result()

@@ -40,7 +40,9 @@ def main(argv: list[str]) -> int:
     got = compute()
     if "--update" in argv:
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text("".join(json.dumps({"preset": k, **v}, sort_keys=True) + "\n" for k, v in sorted(got.items())))
+        GOLDEN.write_text(
+            "".join(json.dumps({"preset": k, **v}, sort_keys=True) + "\n" for k, v in sorted(got.items()))
+        )
         print(f"wrote {len(got)} presets to {GOLDEN.relative_to(ROOT)}")
         return 0
     want = read()

@@ -109,11 +109,14 @@ class BucketTable:
             i = (i + 1) & mask
         return out
 
+
 _COMMON = {
     "samples": Param(int, 5, "maxmemory-samples: keys sampled per eviction"),
     "speed": Param(float, 1.0, "virtual seconds per wall second of Redis's clock (contention replay --speed)"),
     "tick": Param(float, 0.001, "clock advance per reference when a trace carries no times, seconds"),
-    "clock_offset": Param(float, 0.0, "Redis's wall clock at t = 0, in seconds past a whole minute (the replay measures it)"),
+    "clock_offset": Param(
+        float, 0.0, "Redis's wall clock at t = 0, in seconds past a whole minute (the replay measures it)"
+    ),
 }
 
 
