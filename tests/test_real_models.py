@@ -156,3 +156,21 @@ def test_more_samples_track_lru_more_closely():
     exact = LRU(200)
     lru_hits = sum(exact.access(k) for k in keys)
     assert hits["random"] < hits["5"] < hits["10"] <= lru_hits * 1.01
+
+
+def test_redis_table_grows_like_redis_dict_and_samples_neighbours():
+    t = redis.BucketTable()
+    for k in range(100):
+        t.add(k)
+    assert len(t.chains) == 128  # doubled when full: 4 -> ... -> 128 for 100 keys
+    assert sorted(k for chain in t.chains for k in chain) == list(range(100))
+    rng = random.Random(3)
+    for _ in range(200):
+        got = t.some_keys(5, rng)
+        assert len(got) == len(set(got)) == 5
+        buckets = sorted(t.where[k] for k in got)
+        span = (buckets[-1] - buckets[0]) % 128
+        assert span <= 40 or (128 - span) <= 40  # a run of adjacent buckets, not five independent draws
+    for k in range(100):
+        t.remove(k)
+    assert t.used == 0 and not any(t.chains)
