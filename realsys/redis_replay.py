@@ -111,12 +111,15 @@ def size_for(r: Redis, size: int, names: list[bytes]) -> dict:
 
 
 def replay(r: Redis, refs: list[tuple[float, object]], speed: float) -> dict:
-    """Play ``refs`` at their times / speed. Returns hits, misses and the pacing error."""
+    """Play ``refs`` at their times / speed. Returns hits, misses, the pacing error and ``sent``,
+    each reference's actual send time in virtual seconds (for the model on the times Redis saw)."""
     names = [key_name(k) for _, k in refs]
     hits = 0
     late = []
+    sent = []
     resident = []  # DBSIZE every 1000 references, past the first ``warm`` ones
     start = time.perf_counter()
+    offset = time.time() % 60  # where in its minute Redis's clock (unix time) stands at t = 0
     for (t, _), name in zip(refs, names):
         due = start + t / speed
         now = time.perf_counter()
@@ -124,6 +127,7 @@ def replay(r: Redis, refs: list[tuple[float, object]], speed: float) -> dict:
             time.sleep(due - now)
             now = time.perf_counter()
         late.append(now - due)
+        sent.append((now - start) * speed)
         if not read(r, name):
             store(r, name)
         else:
@@ -142,7 +146,26 @@ def replay(r: Redis, refs: list[tuple[float, object]], speed: float) -> dict:
         "late_p99_ms": 1000 * late[min(n - 1, int(n * 0.99))] if n else 0.0,
         "resident_min": min(warm) if warm else 0,
         "resident_max": max(warm) if warm else 0,
+        "sent": sent,
+        "clock_offset": offset,
     }
+
+
+def model_on(
+    setting: Setting, refs: list, times: list[float], size: int, speed: float, offset: float, seed: int
+) -> float:
+    """The setting's model over the references at ``times`` (the send times): its hit ratio."""
+    import random
+
+    from sims.core.registry import get_policy
+
+    cache = get_policy("cache", setting.model)(size, speed=speed, clock_offset=offset, **setting.params)
+    cache.use_rng(random.Random(seed))
+    hits = 0
+    for t, (_, key) in zip(times, refs):
+        cache.clock_to(t)
+        hits += cache.access(key)
+    return hits / len(refs) if refs else 0.0
 
 
 def measure(address: tuple[str, int], events: list[dict], size: int, speed: float, settings=SETTINGS) -> dict:
@@ -159,6 +182,9 @@ def measure(address: tuple[str, int], events: list[dict], size: int, speed: floa
             r.call("CONFIG", "SET", "maxmemory-samples", str(s.samples))
             r.call("CONFIG", "SET", "maxmemory", str(sizing["maxmemory"]))
             m = replay(r, refs, speed)
+            m["sim_on_sent_times"] = model_on(
+                s, refs, m.pop("sent"), size, speed, m["clock_offset"], seed=int(m["clock_offset"] * 1e6)
+            )
             panels[s.label] = m
         r.call("CONFIG", "SET", "maxmemory", "0")
         r.call("FLUSHALL")

@@ -45,13 +45,8 @@ def run(
 
 def _redis(preset, speed, address, seed, duration) -> dict:
     size = preset.panels[0].params["size"]
-    extra = [
-        {"name": s.label.replace("(measured)", "(sim)"), "policy": s.model, "size": size, "speed": speed, **s.params}
-        for s in redis_replay.SETTINGS
-    ]
-    sc = Scenario(_with_panels(preset, extra), seed, duration).run()
-    result = sc.result()
-    events = sc.events[: sc._end]
+    sc0 = Scenario(preset, seed, duration)
+    events = sc0.events[: sc0._end]
     if address:
         measured = redis_replay.measure(servers.parse_address(address), events, size, speed)
     else:
@@ -59,12 +54,30 @@ def _redis(preset, speed, address, seed, duration) -> dict:
             port = servers.free_port()
             with redis_replay.start(tmp, port):
                 measured = redis_replay.measure(("127.0.0.1", port), events, size, speed)
+    # each model runs with Redis's clock as it stood when its replay began
+    extra = [
+        {
+            "name": _sim(s.label),
+            "policy": s.model,
+            "size": size,
+            "speed": speed,
+            "clock_offset": measured["panels"][s.label]["clock_offset"],
+            **s.params,
+        }
+        for s in redis_replay.SETTINGS
+    ]
+    result = Scenario(_with_panels(preset, extra), seed, duration).run().result()
     result["panels"].update(measured["panels"])
     for s in redis_replay.SETTINGS:
-        sim = result["panels"][s.label.replace("(measured)", "(sim)")]["hit_ratio"]
-        result["panels"][s.label]["sim_minus_measured"] = sim - measured["panels"][s.label]["hit_ratio"]
+        got = measured["panels"][s.label]
+        got["sim_minus_measured"] = result["panels"][_sim(s.label)]["hit_ratio"] - got["hit_ratio"]
+        got["sim_on_sent_minus_measured"] = got["sim_on_sent_times"] - got["hit_ratio"]
     result |= {"against": "redis", "speed": speed, "server": {"version": measured["version"], **measured["sizing"]}}
     return result
+
+
+def _sim(label: str) -> str:
+    return label.replace("(measured)", "(sim)")
 
 
 def _limit(preset) -> tuple[float, float]:

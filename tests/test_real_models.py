@@ -156,3 +156,23 @@ def test_more_samples_track_lru_more_closely():
     exact = LRU(200)
     lru_hits = sum(exact.access(k) for k in keys)
     assert hits["random"] < hits["5"] < hits["10"] <= lru_hits * 1.01
+
+
+def test_redis_table_grows_like_redis_dict_and_samples_neighbours():
+    t = redis.BucketTable()
+    for k in range(100):
+        t.add(k)
+    assert len(t.chains) == 128  # doubled when full: 4 -> ... -> 128 for 100 keys
+    assert sorted(k for chain in t.chains for k in chain) == list(range(100))
+    rng = random.Random(3)
+    tight = 0
+    for _ in range(200):
+        got = t.some_keys(5, rng)
+        assert len(got) == len(set(got)) == 5
+        b = sorted({t.where[k] for k in got})
+        gaps = [(b[(i + 1) % len(b)] - b[i]) % 128 or 128 for i in range(len(b))]
+        tight += 128 - max(gaps) <= 12  # the arc of buckets the sample came from
+    assert tight >= 180  # runs of neighbouring buckets (five independent draws almost never are)
+    for k in range(100):
+        t.remove(k)
+    assert t.used == 0 and not any(t.chains)

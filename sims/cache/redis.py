@@ -13,11 +13,17 @@ src/evict.c and src/object.c of Redis 7.0 compute it. None of them is the textbo
 - **Evicted at the next command.** Redis evicts before running a command when memory is over
   ``maxmemory``, so a miss's SET leaves ``size + 1`` keys until the next request evicts one.
 
-Differences we keep on purpose: Redis samples a run of adjacent hash buckets
-(``dictGetSomeKeys``); we sample keys uniformly without replacement. Redis draws with libc
-``rand()``; we draw from the panel's seeded generator. Time is the stream's virtual time divided
-by ``speed`` (the replay's virtual seconds per wall second), so the clocks tick as they do in the
-replay. A trace without times advances the clock by ``tick`` seconds per reference.
+- **Samples are neighbours.** ``dictGetSomeKeys`` takes whole chains of adjacent hash buckets from
+  a random bucket (and ``allkeys-random`` one of 15 keys so taken): the models keep the keys in the
+  same kind of table (power-of-two, chained, new keys at the head, doubled when full).
+
+Differences we keep on purpose: Redis's SipHash is seeded per process, ours is a fixed FNV-1a
+mix; Redis rehashes incrementally, ours at once; Redis draws with libc ``rand()``, we draw from the
+panel's seeded generator. Time is the stream's virtual time divided
+by ``speed`` (the replay's virtual seconds per wall second), shifted by ``clock_offset`` (where
+in its minute Redis's clock stood when the stream began), so the clocks tick as they do in the
+replay: when a second or a minute turns over matters to a one-second LRU clock and a per-minute
+decay. A trace without times advances the clock by ``tick`` seconds per reference.
 """
 
 from __future__ import annotations
@@ -31,11 +37,86 @@ from sims.core.registry import Param, register_policy
 
 POOL_SIZE = 16  # EVPOOL_SIZE
 LFU_INIT_VAL = 5
+GETFAIR_NUM_ENTRIES = 15  # dictGetFairRandomKey's sample
+
+
+class BucketTable:
+    """The key space as Redis's dict lays it out: a power-of-two table of chains, a new key at the
+    head of its chain, the table doubled once it holds as many keys as buckets. Sampling walks
+    adjacent buckets from a random one, as ``dictGetSomeKeys`` does, so a sample is a run of
+    neighbours rather than independent draws. Bucket positions come from a stable hash of the key
+    (Redis's SipHash is seeded per process: any fixed scatter is as good)."""
+
+    __slots__ = ("chains", "where", "used")
+
+    def __init__(self) -> None:
+        self.chains: list[list[Hashable]] = [[] for _ in range(4)]  # DICT_HT_INITIAL_SIZE
+        self.where: dict[Hashable, int] = {}
+        self.used = 0
+
+    @staticmethod
+    def _hash(key: Hashable) -> int:
+        h = 0xCBF29CE484222325  # FNV-1a over the key's text, then one 64-bit mix
+        for b in str(key).encode():
+            h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+        h ^= h >> 33
+        h = (h * 0xFF51AFD7ED558CCD) & 0xFFFFFFFFFFFFFFFF
+        return h ^ (h >> 33)
+
+    def add(self, key: Hashable) -> None:
+        if self.used >= len(self.chains):  # _dictExpandIfNeeded: grow to the next power of two
+            size = len(self.chains)
+            while size < self.used + 1:
+                size *= 2
+            old, self.chains = self.chains, [[] for _ in range(size)]
+            for chain in old:
+                for k in chain:
+                    i = self._hash(k) & (size - 1)
+                    self.chains[i].insert(0, k)
+                    self.where[k] = i
+        i = self._hash(key) & (len(self.chains) - 1)
+        self.chains[i].insert(0, key)
+        self.where[key] = i
+        self.used += 1
+
+    def remove(self, key: Hashable) -> None:
+        self.chains[self.where.pop(key)].remove(key)
+        self.used -= 1
+
+    def some_keys(self, count: int, rng: random.Random) -> list[Hashable]:
+        """dictGetSomeKeys: whole chains of adjacent buckets from a random start, at most
+        ``count`` keys in ``10 * count`` steps; a long run of empty buckets jumps elsewhere."""
+        count = min(count, self.used)
+        mask = len(self.chains) - 1
+        out: list[Hashable] = []
+        i = rng.randrange(mask + 1)
+        empty = 0
+        steps = count * 10
+        while len(out) < count and steps > 0:
+            steps -= 1
+            chain = self.chains[i]
+            if not chain:
+                empty += 1
+                if empty >= 5 and empty > count:
+                    i = rng.randrange(mask + 1)
+                    empty = 0
+            else:
+                empty = 0
+                for k in chain:
+                    out.append(k)
+                    if len(out) == count:
+                        return out
+            i = (i + 1) & mask
+        return out
+
 
 _COMMON = {
     "samples": Param(int, 5, "maxmemory-samples: keys sampled per eviction"),
     "speed": Param(float, 1.0, "virtual seconds per wall second of Redis's clock (contention replay --speed)"),
     "tick": Param(float, 0.001, "clock advance per reference when a trace carries no times, seconds"),
+    "clock_offset": Param(
+        float, 0.0, "Redis's wall clock at t = 0, in seconds past a whole minute (the replay measures it)"
+    ),
 }
 
 
@@ -44,20 +125,31 @@ class RedisEviction(CachePolicy):
 
     PARAMS = _COMMON
 
-    def __init__(self, size: int, samples: int = 5, speed: float = 1.0, tick: float = 0.001, **_: Any) -> None:
+    def __init__(
+        self, size: int, samples: int = 5, speed: float = 1.0, tick: float = 0.001, clock_offset: float = 0.0, **_: Any
+    ) -> None:
         super().__init__(size)
+        if not (clock_offset == clock_offset and 0 <= clock_offset < 60):
+            raise ValueError(f"{self.policy_name}: clock_offset must lie in [0, 60) seconds, got {clock_offset!r}")
+        self.offset = clock_offset
         if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= 64:
             raise ValueError(f"{self.policy_name}: samples must be an integer in [1, 64], got {samples!r}")
         if not (speed == speed and 0 < speed < float("inf")) or not (tick == tick and 0 <= tick < float("inf")):
             raise ValueError(f"{self.policy_name}: speed must be > 0 and tick >= 0, got {speed!r}, {tick!r}")
         self.samples, self.speed, self.tick = samples, speed, tick
-        self.keys: list[Hashable] = []  # resident keys, for O(1) uniform sampling
+        self.keys: list[Hashable] = []  # resident keys (the view and the checks)
         self.where: dict[Hashable, int] = {}  # key -> index in keys
+        self.table = BucketTable()  # where Redis's dict would hold each key: what sampling walks
         self.meta: dict[Hashable, int] = {}  # the key's LRU/LFU field, as Redis keeps it
         self.pool: list[list] = []  # [score, key], ascending score; the best candidate last
         self.rng = random.Random(0)
         self.now = 0.0  # virtual seconds
         self._timed = False
+
+    def clock_to(self, t: float) -> None:
+        """Set the clock (virtual seconds) for the next references, as ``serve`` does from events."""
+        self._timed = True
+        self.now = t
 
     def use_rng(self, rng: random.Random) -> None:
         """The panel's own generator (Redis uses libc rand())."""
@@ -73,6 +165,7 @@ class RedisEviction(CachePolicy):
     def _insert(self, key: Hashable) -> None:
         self.where[key] = len(self.keys)
         self.keys.append(key)
+        self.table.add(key)
         self.meta[key] = self.new_field()
 
     def _remove(self, key: Hashable) -> None:
@@ -82,15 +175,11 @@ class RedisEviction(CachePolicy):
             self.keys[i] = last
             self.where[last] = i
         del self.meta[key]
+        self.table.remove(key)
         self._evicted(key)
 
     def sample(self) -> list[Hashable]:
-        n = len(self.keys)
-        want = min(self.samples, n)
-        picked: dict[int, None] = {}
-        while len(picked) < want:
-            picked[self.rng.randrange(n)] = None
-        return [self.keys[i] for i in picked]
+        return self.table.some_keys(self.samples, self.rng)
 
     def evict_one(self) -> None:
         """evict.c's performEvictions for one key: populate the pool, take the best that exists."""
@@ -163,7 +252,8 @@ class RedisEviction(CachePolicy):
 
     def check_invariants(self) -> None:
         assert 0 <= len(self.keys) <= self.size + 1, (len(self.keys), self.size)
-        assert len(self.where) == len(self.keys) == len(self.meta)
+        assert len(self.where) == len(self.keys) == len(self.meta) == self.table.used
+        assert sorted(map(str, self.table.where)) == sorted(map(str, self.where))
         assert all(self.keys[i] == k for k, i in self.where.items())
         assert len(self.pool) <= POOL_SIZE
         assert all(a[0] <= b[0] for a, b in zip(self.pool, self.pool[1:])), "the pool is sorted by score"
@@ -174,7 +264,7 @@ class RedisLRU(RedisEviction):
     """allkeys-lru: the oldest of a sample, on a one-second clock."""
 
     def clock(self) -> int:
-        return int(self.now / self.speed)  # LRU_CLOCK(): wall seconds
+        return int(self.now / self.speed + self.offset)  # LRU_CLOCK(): whole wall seconds
 
     def new_field(self) -> int:
         return self.clock()
@@ -203,7 +293,7 @@ class RedisLFU(RedisEviction):
         self.log_factor, self.decay_time = lfu_log_factor, lfu_decay_time
 
     def minutes(self) -> int:
-        return int(self.now / self.speed / 60) & 65535  # LFUGetTimeInMinutes
+        return int((self.now / self.speed + self.offset) / 60) & 65535  # LFUGetTimeInMinutes
 
     def decayed(self, key: Hashable) -> int:
         """LFUDecrAndReturn: the counter less one per decay period since its last read."""
@@ -237,7 +327,9 @@ class RedisRandom(RedisEviction):
     PARAMS = {k: v for k, v in _COMMON.items() if k != "samples"}
 
     def evict_one(self) -> None:
-        self._remove(self.keys[self.rng.randrange(len(self.keys))])
+        """dictGetFairRandomKey: a random one of 15 keys from adjacent buckets."""
+        some = self.table.some_keys(GETFAIR_NUM_ENTRIES, self.rng)
+        self._remove(some[self.rng.randrange(len(some))] if some else self.keys[self.rng.randrange(len(self.keys))])
 
     def new_field(self) -> int:
         return 0
