@@ -45,8 +45,7 @@ def run(
 
 def _redis(preset, speed, address, seed, duration) -> dict:
     size = preset.panels[0].params["size"]
-    sc0 = Scenario(preset, seed, duration)
-    events = sc0.events[: sc0._end]
+    events = Scenario(preset, seed, duration).run_events()
     if address:
         measured = redis_replay.measure(servers.parse_address(address), events, size, speed)
     else:
@@ -107,7 +106,7 @@ def _nginx(preset, speed, address, seed, duration) -> dict:
     ]
     sc = Scenario(_with_panels(preset, extra), seed, duration).run()
     result = sc.result()
-    times = nginx_replay.request_times(sc.events[: sc._end])
+    times = nginx_replay.request_times(sc.run_events())
     exe = servers.which("nginx", "nginx")
     agreement = {}
     with servers.workdir("contention-nginx-") as tmp:
