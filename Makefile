@@ -41,8 +41,8 @@ check: $(STAMP)
 ## lint: ruff for Python; ESLint and Prettier (pinned in package.json) for the front end's JavaScript
 lint: $(STAMP) $(NODE_OK)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
-	npx --no-install eslint web/static tests/browser/js eslint.config.mjs
-	npx --no-install prettier --check "web/static/**/*.js" "tests/browser/js/*.mjs"
+	npx --no-install eslint web/static web/notebook tests/browser/js eslint.config.mjs
+	npx --no-install prettier --check "web/static/**/*.js" "web/notebook/*.js" "tests/browser/js/*.mjs"
 
 build: $(STAMP) $(NODE_OK)
 	$(VENV)/bin/contention build --out dist

@@ -7,7 +7,7 @@ export default [
   { ignores: ["dist/**", "node_modules/**", "web/static/vendor/**", "**/*.min.js"] },
   js.configs.recommended,
   {
-    files: ["web/static/**/*.js"],
+    files: ["web/static/**/*.js", "web/notebook/**/*.js"],
     languageOptions: {
       ecmaVersion: 2024,
       sourceType: "module",

@@ -61,8 +61,18 @@ async function render({ model, el }) {
   if (model.get("height")) sim.setAttribute("height", String(model.get("height")));
   sim.workerSource = kernelWorker(model);
   el.append(sim);
-  const follow = () => sim.whenReady().then(() => { sim.pause(); return sim.seek(model.get("t")); }).catch(() => {});
+  const follow = () =>
+    sim
+      .whenReady()
+      .then(() => {
+        sim.pause();
+        return sim.seek(model.get("t"));
+      })
+      .catch(() => {});
   model.on("change:t", follow);
-  return () => { model.off("change:t", follow); sim.remove(); };
+  return () => {
+    model.off("change:t", follow);
+    sim.remove();
+  };
 }
 export default { render };

@@ -72,7 +72,7 @@ const CSS = `
 :host([theme="dark"]){${DARK_VARS}}
 .cs-status{margin:.3rem 0}
 .cs-status.cs-error{color:var(--cs-bad,#c00);font-weight:600}
-.cs-panels{grid-template-columns:repeat(auto-fit,minmax(200px,1fr))}
+.cs-panels{grid-template-columns:repeat(auto-fit,minmax(150px,1fr))}
 .cs-mini{display:grid;grid-template-columns:repeat(auto-fit,minmax(200px,1fr));gap:.5rem .9rem;margin-top:.4rem}
 .cs-mini .cs-chart{margin:0;min-width:0}
 .cs-mini figcaption{font-size:.8rem;color:var(--cs-muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}

@@ -8,7 +8,7 @@ import { PAD, text, bars } from "../draw.js";
 registerRenderer("balance", (ctx, v, box, theme) => {
   const servers = v.servers || [];
   const max = theme.scales?.["servers.active"] || 0;
-  text(ctx, `per server · shared scale 0–${fmt(max)}`, PAD, 9, theme.muted);
+  text(ctx, box.w < 220 ? `scale 0–${fmt(max)}, shared` : `per server · shared scale 0–${fmt(max)}`, PAD, 9, theme.muted);
   bars(
     ctx,
     servers,
