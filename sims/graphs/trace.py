@@ -141,4 +141,5 @@ TRACE = TraceSpec(
         TraceArg("--undirected", bool, "each line U V W is an edge both ways", required=False),
     ),
     run=_run,
+    policy_flag="--algorithm",
 )
