@@ -384,3 +384,29 @@ def test_trace_command_refuses_bad_input_in_one_line(tmp_path, text, args, messa
     assert res.returncode == 2, res
     assert message in res.stderr and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(alphabet="ABn ode0123456789.-e\t#x", max_size=14), max_size=8), st.sampled_from(sorted(registry.policies("graphs"))))
+def test_random_lines_exit_0_or_2_in_one_line(rows, algo):
+    import tempfile
+
+    from sims import cli as cli_mod
+
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "g.txt"
+        f.write_text("\n".join(rows))
+        import contextlib
+        import io
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            rc = cli_mod.main(["trace", "graphs", "--algorithm", algo, "--source", "A", "--target", "B", "--trace", str(f)])
+        assert rc in (0, 2)
+        if rc == 2:
+            assert len(err.getvalue().strip().splitlines()) == 1 and "Traceback" not in err.getvalue()
+
+
+def test_dev_zero_is_refused_with_its_line():
+    res = _cli("--algorithm", "bfs", "--source", "A", "--trace", "/dev/zero")
+    assert res.returncode == 2 and "/dev/zero:1: line longer than" in res.stderr

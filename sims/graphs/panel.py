@@ -14,7 +14,7 @@ from sims.core.panel import Panel
 from sims.graphs.base import Query, narrate
 from sims.graphs.graph import INF, Graph, Search
 
-MAX_DRAWN_EDGES = 2500  # above this the view leaves the edges out (a grid's cells say enough)
+MAX_DRAWN_EDGES = 2500  # above this the view leaves the edges out
 MAX_MATRIX = 40  # all-pairs matrices up to this many nodes are drawn
 
 
@@ -163,7 +163,7 @@ class GraphPanel(Panel):
             source=self._source(),
             target=self._target(),
         )
-        if len(g.edges) <= MAX_DRAWN_EDGES:
+        if g.layout != "grid" and len(g.edges) <= MAX_DRAWN_EDGES:  # a grid's cells say enough
             out["edges"] = [[u, v] for u, v, _ in g.edges]
         if s.uf_parent is not None:
             out["parents"] = s.uf_parent
