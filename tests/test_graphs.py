@@ -387,7 +387,10 @@ def test_trace_command_refuses_bad_input_in_one_line(tmp_path, text, args, messa
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.text(alphabet="ABn ode0123456789.-e\t#x", max_size=14), max_size=8), st.sampled_from(sorted(registry.policies("graphs"))))
+@given(
+    st.lists(st.text(alphabet="ABn ode0123456789.-e\t#x", max_size=14), max_size=8),
+    st.sampled_from(sorted(registry.policies("graphs"))),
+)
 def test_random_lines_exit_0_or_2_in_one_line(rows, algo):
     import tempfile
 
@@ -401,7 +404,9 @@ def test_random_lines_exit_0_or_2_in_one_line(rows, algo):
 
         err = io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            rc = cli_mod.main(["trace", "graphs", "--algorithm", algo, "--source", "A", "--target", "B", "--trace", str(f)])
+            rc = cli_mod.main(
+                ["trace", "graphs", "--algorithm", algo, "--source", "A", "--target", "B", "--trace", str(f)]
+            )
         assert rc in (0, 2)
         if rc == 2:
             assert len(err.getvalue().strip().splitlines()) == 1 and "Traceback" not in err.getvalue()
@@ -410,3 +415,15 @@ def test_random_lines_exit_0_or_2_in_one_line(rows, algo):
 def test_dev_zero_is_refused_with_its_line():
     res = _cli("--algorithm", "bfs", "--source", "A", "--trace", "/dev/zero")
     assert res.returncode == 2 and "/dev/zero:1: line longer than" in res.stderr
+
+
+def test_the_invariants_catch_a_bellman_ford_distance_that_rises():
+    ev = random_graph(5, 10, 30, directed=True)
+    panel = _panel("bellman_ford", ev, target="")
+    for _ in range(40):
+        panel.advance(panel.next_time())
+        panel.check_invariants()
+    v = next(iter(panel.s.dist))
+    panel.s.dist[v] += 1
+    with pytest.raises(AssertionError, match="rose"):
+        panel.check_invariants()
