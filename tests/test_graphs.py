@@ -427,3 +427,27 @@ def test_the_invariants_catch_a_bellman_ford_distance_that_rises():
     panel.s.dist[v] += 1
     with pytest.raises(AssertionError, match="rose"):
         panel.check_invariants()
+
+
+def test_the_renderer_draws_every_preset_view_under_node(tmp_path):
+    import shutil
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    views = {}
+    for name in presets.preset_names():
+        p = presets.load(name)
+        if p.topic != "graphs":
+            continue
+        sc = Scenario(p)
+        for t in (0.0, p.duration / 7, p.duration):
+            sc.advance(t)
+            views[f"{name}@{t}"] = sc.views()
+    f = tmp_path / "views.json"
+    f.write_text(json.dumps(views))
+    res = subprocess.run(
+        [node, str(ROOT / "tests" / "node" / "graphs_render.mjs"), str(f)], capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(res.stdout.strip().splitlines()[-1])["calls"] > 1000

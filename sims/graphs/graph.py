@@ -8,6 +8,8 @@ listed in both directions), so every walk of the graph is deterministic.
 
 from __future__ import annotations
 
+from heapq import heappop, heappush
+
 from sims.core.panel import Shared
 
 INF = float("inf")
@@ -134,16 +136,12 @@ class Search:
             self.max_frontier = len(self.frontier)
 
     def push(self, heap: list, key, node: int, item=None) -> None:
-        from heapq import heappush
-
         self.seq += 1
         heappush(heap, Entry(key, self.seq, node, item, self))
         self.heap_ops += 1
         self.grew()
 
     def pop(self, heap: list) -> Entry:
-        from heapq import heappop
-
         self.heap_ops += 1
         return heappop(heap)
 
