@@ -219,8 +219,15 @@ def build(out: Path, progress: Progress | None = None) -> Path:
         )
         _write(out / "topics" / topic / "index.html", page)
         for extra in registry.topic_info(topic).pages:  # the topic's own extra pages
+            mine = [q for q in quizzes if q["preset"] in extra.get("presets", ())]
             page = env.get_template("page.html").render(
-                root="../../../", topic=topic, text=text, page=extra, presets=by_topic.get(topic, []), **common
+                root="../../../",
+                topic=topic,
+                text=text,
+                page=extra,
+                presets=by_topic.get(topic, []),
+                quizzes=mine,
+                **common,
             )
             _write(out / "topics" / topic / extra["slug"] / "index.html", page)
 

@@ -1,0 +1,32 @@
+"""Graphs: ten algorithms on one graph, each answering its own question.
+
+The mechanism (``graph.py``) is the graph, the frontier and the distance table, which own the
+invariants; each algorithm (``search.py``, ``structure.py``) is a small generator of steps over
+them. ``GraphPanel`` takes one step every ``1 / speed`` virtual seconds.
+"""
+
+from __future__ import annotations
+
+from sims.core.panel import Panel
+from sims.core.registry import Param, Topic, get_policy, register_topic
+from sims.graphs import search, structure, workload
+from sims.graphs.panel import GraphPanel
+from sims.graphs.trace import TRACE
+
+__all__ = ["PANEL_PARAMS", "GraphPanel", "make_panel", "search", "structure", "workload"]
+
+PANEL_PARAMS = {
+    "speed": Param(float, 20.0, "algorithm steps per virtual second", above=0),
+    "source": Param(str, "", "the start node; empty: the workload's"),
+    "target": Param(str, "", "the goal node; empty: the workload's"),
+    "stop_at_target": Param(bool, True, "single-source searches stop once the target is settled"),
+}
+
+
+def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
+    cls = get_policy("graphs", policy)
+    algo = cls(**{k: params[k] for k in cls.PARAMS})
+    return GraphPanel(name, params, ctx, algo)
+
+
+register_topic(Topic("graphs", make_panel, panel_params=PANEL_PARAMS, trace=TRACE))
