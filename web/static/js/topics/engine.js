@@ -6,7 +6,7 @@ import { PAD, text, meter } from "../draw.js";
 // an LLM engine: KV usage, running sequences as context bars, the waiting queue
 function drawEngine(ctx, v, box, theme, y0 = 0, h = box.h) {
   text(ctx, `${v.allocator || ""} · ${v.scheduler || ""}`, PAD, y0 + 9, theme.muted);
-  text(ctx, `KV held now ${((v.kv_usage ?? 0) * 100).toFixed(1)}% (not kv_utilization)`, box.w - PAD, y0 + 9, theme.fg, "right");
+  text(ctx, `KV held now ${((v.kv_usage ?? 0) * 100).toFixed(1)}%`, box.w - PAD, y0 + 9, theme.fg, "right");
   meter(ctx, PAD, y0 + 17, box.w - 2 * PAD, 8, v.kv_usage ?? 0, theme.accent, theme);
   const running = v.running || [];
   const maxCtx = Math.max(1, ...running.map((r) => r.reserved ?? r.context ?? 1));
