@@ -124,6 +124,7 @@ class RedisEviction(CachePolicy):
     """The store, the uniform sampler and the deferred eviction; subclasses score keys."""
 
     PARAMS = _COMMON
+    evicts_late = True  # at the next request, as Redis evicts before running a command
 
     def __init__(
         self, size: int, samples: int = 5, speed: float = 1.0, tick: float = 0.001, clock_offset: float = 0.0, **_: Any

@@ -73,7 +73,7 @@ def _run_trace(policy: str, args: dict, path: Path) -> dict:
     cls = get_policy("paging", policy)
     events = _Refs(read_pages(path))
     ctx = PanelContext(seed=0, duration=float(len(events)), events=events, panel_name=policy)
-    refs, hits = cls(frames, events, ctx.rng("evict")).run(events, 0, len(events))
+    refs, hits = cls(frames, events, ctx.rng("evict")).serve(events, 0, len(events))
     return {"policy": policy, "faults": refs - hits, "hits": hits}
 
 
