@@ -85,6 +85,7 @@ def test_a_topic_extra_page_renders_its_text_and_presets():
             text=content["topics"]["cache"],
             page={**extra, "presets": ["cache-scan"]},
             presets=common["by_topic"]["cache"],
+            quizzes=[],
             **common,
         )
     )

@@ -108,7 +108,7 @@ class Deployment:
     def in_flight(self) -> list[tuple]:
         """Requests in the engines, and those whose KV is on the link (first token out)."""
         out = [x for e in self.engines for x in e.in_flight()]
-        for _, _, req in self._transfers:
+        for req in self._transfers:  # the Clock yields its scheduled items
             pre = req["prefilled"]
             out.append((pre["arrival"], pre["first_token"], 1))
         return out
