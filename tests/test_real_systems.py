@@ -74,7 +74,10 @@ def test_nginx_decisions_agree_with_the_model():
     result = replay.run(presets.load("ratelimit-nginx"), "nginx", speed=1.0, duration=8.0)
     for label in ("nginx limit_req (measured)", "nginx limit_req nodelay (measured)"):
         m = result["panels"][label]
-        assert m["agreement"] >= 0.99, (label, result["disagreements"][label])
+        # on the times the requests were really sent, the model and nginx must agree; on the
+        # stream's own times too, unless the sender fell behind (a loaded machine) by more than a tick
+        assert m["agreement_on_sent_times"] >= 0.99, (label, result["disagreements"][label])
+        assert m["agreement"] >= 0.99 or m["late_max_ms"] > 20, (label, result["disagreements"][label])
         assert m["requests"] > 100
     delayed = result["panels"]["nginx limit_req (measured)"]
     assert delayed["wait_max_ms"] > 500  # requests inside the burst waited, spaced at the rate

@@ -71,6 +71,6 @@ def test_real_replays_are_checked_before_anything_starts(tmp_path):
             r = c.post("/api/real/replay", json={"preset": "ratelimit-nginx", "against": "nginx", "duration": 4})
             assert r.status_code == 200, r.text
             panels = r.json()["panels"]
-            assert panels["nginx limit_req nodelay (measured)"]["agreement"] >= 0.99
+            assert panels["nginx limit_req nodelay (measured)"]["agreement_on_sent_times"] >= 0.99
     finally:
         stop_server(server)
