@@ -447,7 +447,7 @@ class Incremental(Collector):
     PARAMS = {
         "trigger": Param(float, 0.6, "start a cycle when this share of the heap is in use", above=0.0, max=1.0),
         "slice_budget": Param(float, 0.001, "seconds of work per slice (the pause target)", above=0.0),
-        "slice_every": Param(float, 0.004, "mutator seconds between slices", above=0.0),
+        "slice_every": Param(float, 0.004, "mutator seconds between slices (0: after every operation)", min=0.0),
     }
 
     def __init__(self, heap: Heap, trigger: float = 0.6, slice_budget: float = 0.001, slice_every: float = 0.004):
