@@ -54,7 +54,7 @@ def mmu(starts: list[float], lens: list[float], end: float, w: float, before: li
         if busy > worst:
             worst = busy
     u = 1.0 - worst / w
-    return u if u > 0.0 else 0.0
+    return u if u > 1e-9 else 0.0  # a window inside back-to-back pauses: 0, not a rounding residue
 
 
 def mmu_brute(starts: list[float], lens: list[float], end: float, w: float, steps: int = 2000) -> float:

@@ -36,6 +36,7 @@ class GCPanel(Panel):
         self.clean = False  # a complete collection ran and nothing was dropped or unlinked since:
         # another one could free nothing, so an allocation that fails then fails without one
         self.ops = 0  # heap operations done
+        self.sched = 0.0  # the program's own schedule: the latest stream time reached
 
     # -- replaying the mutator -------------------------------------------------------------------
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
@@ -49,6 +50,8 @@ class GCPanel(Panel):
             t = ev["t"]
             if t > heap.now:
                 heap.now = t
+            if t > self.sched:
+                self.sched = t
             kind = ev["kind"]
             if kind == "alloc":
                 self.alloc(ev["id"], ev["size"])
@@ -75,8 +78,7 @@ class GCPanel(Panel):
             self.ops += 1
             tick()
             objects = heap.objects
-        if until > heap.now:
-            heap.now = until
+        self.advance(until)
 
     def alloc(self, oid, size: int) -> bool:
         heap, col = self.heap, self.collector
@@ -110,6 +112,8 @@ class GCPanel(Panel):
     def advance(self, until: float) -> None:
         if until > self.heap.now:
             self.heap.now = until
+        if until > self.sched:
+            self.sched = until
 
     # -- reading ---------------------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:
@@ -134,7 +138,7 @@ class GCPanel(Panel):
             "pause_max": lens[-1] if lens else 0.0,
             "gc_time": heap.gc_time,
             "mutator_utilization": 1.0 - ratio(heap.gc_time, end) if end > 0 else 1.0,
-            "lag": end - self._stream_time(),
+            "lag": end - self.sched if end > self.sched else 0.0,
             "heap_used": heap.used,
             "peak_heap": heap.peak,
             "fragmentation": 1.0 - ratio(space.largest(), free) if free else 0.0,
@@ -147,10 +151,6 @@ class GCPanel(Panel):
         for label, w in (("mmu_1ms", 0.001), ("mmu_10ms", 0.01), ("mmu_100ms", 0.1)):
             m[label] = mmu(heap.pause_at, heap.pause_len, end, w, before)
         return m
-
-    def _stream_time(self) -> float:
-        """How far the mutator's own schedule has got: the clock without the pauses."""
-        return self.heap.now - self.heap.gc_time if self.heap.now > self.heap.gc_time else 0.0
 
     def view(self) -> dict:
         heap, col = self.heap, self.collector
