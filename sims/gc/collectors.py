@@ -18,7 +18,6 @@ class Collector(Checkpointed):
     """Base: a single space [0, heap) with a first-fit free list; no barrier."""
 
     PARAMS: dict[str, Param] = {}
-    moving = False  # does it move objects (then it never fragments)
 
     def __init__(self, heap: Heap) -> None:
         self.heap = heap
@@ -117,8 +116,6 @@ class MarkCompact(Collector):
     style: one pass computes forwarding addresses over every object, one moves). Allocation is a
     bump of the single free block above them."""
 
-    moving = True
-
     def collect(self, full: bool) -> bool:
         heap = self.heap
         live = self._mark_all()
@@ -166,8 +163,6 @@ class Copying(Collector):
     is reachable, breadth first, into the other half and flips. Garbage costs nothing, but only
     half the heap ever holds objects."""
 
-    moving = True
-
     def __init__(self, heap: Heap) -> None:
         super().__init__(heap)
         self.half = heap.size // 2
@@ -196,11 +191,10 @@ class Copying(Collector):
         return True
 
     def regions(self) -> list[dict]:
-        cur = "from" if self.space.lo == 0 else "to"
-        other = "to" if cur == "from" else "from"
+        low_in_use = self.space.lo == 0
         return [
-            {"name": f"semispace ({'in use' if cur == 'from' else 'reserve'})", "lo": 0, "hi": self.half},
-            {"name": f"semispace ({'in use' if other == 'from' else 'reserve'})", "lo": self.half, "hi": 2 * self.half},
+            {"name": "semispace in use" if low_in_use else "reserve", "lo": 0, "hi": self.half},
+            {"name": "reserve" if low_in_use else "semispace in use", "lo": self.half, "hi": 2 * self.half},
         ]
 
 
@@ -216,7 +210,6 @@ class Generational(Collector):
         "nursery": Param(float, 0.25, "share of the heap for the nursery (both halves)", above=0.0, max=0.9),
         "promote_after": Param(int, 2, "minor collections an object survives before promotion", min=1),
     }
-    moving = True
 
     def __init__(self, heap: Heap, nursery: float = 0.25, promote_after: int = 2) -> None:
         super().__init__(heap)
