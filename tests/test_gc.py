@@ -467,3 +467,48 @@ def test_lag_is_how_far_pauses_pushed_the_program_behind():
     assert m["pauses"] == 1 and m["lag"] == pytest.approx(m["gc_time"])  # the pause came last
     p.advance(1.0)
     assert p.metrics()["lag"] == 0.0
+
+
+SMOKE = """
+import fs from "node:fs";
+const { RENDERERS } = await import(process.argv[2] + "/web/static/js/render.js");
+await import(process.argv[2] + "/web/static/js/topics/gc.js");
+const views = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
+let calls = 0, bad = 0;
+const ctx = new Proxy({}, {
+  get(t, k) {
+    if (k === "measureText") return (s) => ({ width: s.length * 6 });
+    if (k in t) return t[k];
+    return (...a) => { calls++; for (const x of a) if (typeof x === "number" && !Number.isFinite(x)) bad++; };
+  },
+  set(t, k, v) { t[k] = v; return true; },
+});
+const theme = { good: "g", bad: "b", muted: "m", accent: "a", fg: "f", track: "t", palette: ["p"], keys: ["k"] };
+for (const v of views) RENDERERS[v.kind](ctx, v, { w: 600, h: 260 }, theme);
+console.log(JSON.stringify({ calls, bad }));
+"""
+
+
+def test_the_renderer_draws_every_gc_view_with_finite_coordinates(tmp_path):
+    import shutil
+
+    node = shutil.which("node")
+    if not node:
+        pytest.skip("node is not installed")
+    views = []
+    for name, t in (("gc-incremental", 8.8), ("gc-young-die", 2.0), ("gc-thrash", 1.0), ("gc-cycles", 0.0)):
+        sc = Scenario(presets.load(name))
+        sc.advance(t) if t else None
+        views += list(sc.views().values())
+    assert any(v["marking"] for v in views), "no view caught an incremental mark under way"
+    (tmp_path / "views.json").write_text(json.dumps(views))
+    (tmp_path / "smoke.mjs").write_text(SMOKE)
+    r = subprocess.run(
+        [node, str(tmp_path / "smoke.mjs"), "file://" + str(ROOT), str(tmp_path / "views.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["calls"] > 100 and out["bad"] == 0
