@@ -512,3 +512,33 @@ def test_the_renderer_draws_every_gc_view_with_finite_coordinates(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["calls"] > 100 and out["bad"] == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    gaps=st.lists(st.tuples(st.integers(0, 30), st.integers(1, 20)), max_size=20),
+    reads=st.lists(st.integers(0, 400), max_size=6),
+    w=st.sampled_from([1, 5, 10, 50]),
+)
+def test_mmu_read_as_the_run_goes_equals_a_fresh_evaluation(gaps, reads, w):
+    """The running tracker folds final windows in once: read at any times, it agrees exactly."""
+    from sims.gc.mmu import MMU, prefix
+
+    starts, lens, t = [], [], 0
+    for gap, d in gaps:
+        t += gap
+        starts.append(t / 1000)
+        lens.append(d / 1000)
+        t += d
+    tracker = MMU(w / 1000)
+    last = 0
+    for r in sorted(reads) + [t + 50]:
+        # a panel reads its metrics between pauses, as its clock goes: a reading inside a pause
+        # waits for its end
+        r = max(r, last)
+        k = sum(1 for x in starts if x * 1000 < r)
+        if k and (starts[k - 1] + lens[k - 1]) * 1000 > r:
+            r = round((starts[k - 1] + lens[k - 1]) * 1000)
+        end, last = r / 1000, r
+        got = tracker.value(starts[:k], lens[:k], prefix(lens[:k]), end)
+        assert got == mmu(starts[:k], lens[:k], end, w / 1000)

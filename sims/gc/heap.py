@@ -160,6 +160,7 @@ class Heap(Checkpointed):
         "now",
         "pause_at",
         "pause_len",
+        "pause_before",
         "gc_time",
         "copied",
         "promoted",
@@ -177,6 +178,7 @@ class Heap(Checkpointed):
         self.now = 0.0  # the panel's clock: mutator time plus every pause so far
         self.pause_at: list[float] = []  # start of each pause, increasing
         self.pause_len: list[float] = []  # its length in seconds
+        self.pause_before: list[float] = [0.0]  # [k]: the first k pauses together (mmu.prefix)
         self.gc_time = 0.0  # all pauses together, summed in order
         self.copied = 0  # bytes copied or slid by the collector
         self.promoted = 0  # objects moved into the old generation
@@ -219,6 +221,7 @@ class Heap(Checkpointed):
             self.pause_len.append(d)
             self.now += d
             self.gc_time += d
+            self.pause_before.append(self.gc_time)
         return d
 
     def check_invariants(self, spaces: list[FreeList], pending: dict | None = None) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from sims.core.panel import Checkpointed
+
 
 def _busy_before(starts: list[float], lens: list[float], before: list[float], x: float) -> float:
     """Collector seconds in [0, x]: ``before[k]`` is the total of the first k pauses."""
@@ -30,31 +32,62 @@ def prefix(lens: list[float]) -> list[float]:
     return out
 
 
+class MMU(Checkpointed):
+    """MMU for one window length ``w``, read as pauses are appended. A window that ends at or
+    before the clock is final (a later pause starts at the clock or after), so each pause's two
+    candidate windows are folded into ``worst`` once; each reading evaluates again only the
+    candidates of the last ``w`` seconds and the run's two ends. Same candidates, same arithmetic:
+    the same result as evaluating every candidate afresh."""
+
+    __slots__ = ("w", "k", "worst")
+
+    def __init__(self, w: float) -> None:
+        self.w = w
+        self.k = 0  # pauses whose candidate windows are folded into worst
+        self.worst = 0.0  # the most collector time in any final candidate window
+
+    def value(self, starts: list[float], lens: list[float], before: list[float], end: float) -> float:
+        """MMU over [0, end]; ``before`` as ``prefix(lens)``; ``end`` never decreases between calls."""
+        w = self.w
+        if end <= 0:
+            return 1.0
+        if end <= w:
+            return 1.0 - before[-1] / end
+        k, worst = self.k, self.worst
+        n = len(starts)
+        while k < n and starts[k] + w <= end:
+            for t in (starts[k], starts[k] + lens[k] - w):
+                busy = _window(starts, lens, before, t if t > 0.0 else 0.0, w)
+                if busy > worst:
+                    worst = busy
+            k += 1
+        self.k, self.worst = k, worst
+        hi = end - w
+        cands = [0.0, hi]
+        for i in range(k, n):
+            cands.append(starts[i])
+            cands.append(starts[i] + lens[i] - w)
+        for t in cands:
+            if t < 0.0:
+                t = 0.0
+            elif t > hi:
+                t = hi
+            busy = _window(starts, lens, before, t, w)
+            if busy > worst:
+                worst = busy
+        u = 1.0 - worst / w
+        return u if u > 1e-9 else 0.0  # a window inside back-to-back pauses: 0, not a rounding residue
+
+
+def _window(starts: list[float], lens: list[float], before: list[float], t: float, w: float) -> float:
+    """Collector seconds in [t, t + w]."""
+    return _busy_before(starts, lens, before, t + w) - _busy_before(starts, lens, before, t)
+
+
 def mmu(starts: list[float], lens: list[float], end: float, w: float, before: list[float] | None = None) -> float:
     """MMU for windows of ``w`` seconds over [0, end]; pauses are [starts[i], starts[i] + lens[i])
     in increasing, non-overlapping order. A run shorter than ``w`` is one window: its utilization."""
-    if before is None:
-        before = prefix(lens)
-    if end <= 0:
-        return 1.0
-    if end <= w:
-        return 1.0 - before[-1] / end if end else 1.0
-    hi = end - w
-    worst = 0.0
-    cands = [0.0, hi]
-    for s, d in zip(starts, lens):
-        cands.append(s)
-        cands.append(s + d - w)
-    for t in cands:
-        if t < 0.0:
-            t = 0.0
-        elif t > hi:
-            t = hi
-        busy = _busy_before(starts, lens, before, t + w) - _busy_before(starts, lens, before, t)
-        if busy > worst:
-            worst = busy
-    u = 1.0 - worst / w
-    return u if u > 1e-9 else 0.0  # a window inside back-to-back pauses: 0, not a rounding residue
+    return MMU(w).value(starts, lens, prefix(lens) if before is None else before, end)
 
 
 def mmu_brute(starts: list[float], lens: list[float], end: float, w: float, steps: int = 2000) -> float:

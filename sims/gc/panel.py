@@ -12,8 +12,9 @@ from __future__ import annotations
 from sims.core.metrics import percentile, ratio
 from sims.core.panel import Panel
 from sims.gc.heap import Costs, Heap, Obj
-from sims.gc.mmu import mmu, prefix
+from sims.gc.mmu import MMU
 
+WINDOWS = (("mmu_1ms", 0.001), ("mmu_10ms", 0.01), ("mmu_100ms", 0.1))
 CELLS = 240  # cells of the heap strip in the view
 TIMELINE = 1.0  # seconds of pauses the view's timeline shows
 
@@ -37,6 +38,8 @@ class GCPanel(Panel):
         # another one could free nothing, so an allocation that fails then fails without one
         self.ops = 0  # heap operations done
         self.sched = 0.0  # the program's own schedule: the latest stream time reached
+        self.mmus = [MMU(w) for _, w in WINDOWS]
+        self.sorted_lens: list[float] = []  # the pause lengths, sorted when metrics are read
 
     # -- replaying the mutator -------------------------------------------------------------------
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
@@ -118,9 +121,11 @@ class GCPanel(Panel):
     # -- reading ---------------------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:
         heap, col = self.heap, self.collector
-        lens = sorted(heap.pause_len)
+        lens = self.sorted_lens
+        if len(lens) != len(heap.pause_len):
+            lens.extend(heap.pause_len[len(lens) :])
+            lens.sort()  # a sorted run and a short tail: timsort merges them in linear time
         end = heap.now
-        before = prefix(heap.pause_len)
         space = col.alloc_space()
         leaked = col.leaked()
         objects = heap.objects
@@ -148,8 +153,8 @@ class GCPanel(Panel):
             "failed_allocs": len(self.failed),
             "skipped_ops": self.skipped,
         }
-        for label, w in (("mmu_1ms", 0.001), ("mmu_10ms", 0.01), ("mmu_100ms", 0.1)):
-            m[label] = mmu(heap.pause_at, heap.pause_len, end, w, before)
+        for (label, _), tracker in zip(WINDOWS, self.mmus):
+            m[label] = tracker.value(heap.pause_at, heap.pause_len, heap.pause_before, end)
         return m
 
     def view(self) -> dict:
