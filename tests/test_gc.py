@@ -542,3 +542,14 @@ def test_mmu_read_as_the_run_goes_equals_a_fresh_evaluation(gaps, reads, w):
         end, last = r / 1000, r
         got = tracker.value(starts[:k], lens[:k], prefix(lens[:k]), end)
         assert got == mmu(starts[:k], lens[:k], end, w / 1000)
+
+
+def test_a_full_nursery_of_survivors_is_promoted_not_refused():
+    """Nothing died since the last major collection, yet a minor one makes room by promoting."""
+    p = build("generational", 4096, nursery=0.25)  # two nursery halves of 512 bytes
+    evs = [{"t": 0.0, "kind": "alloc", "id": i, "size": 64} for i in range(40)]
+    p.feed(evs[:1], 0, 1, 0.0)
+    p.collector.collect(True)
+    p.clean = True  # as after an allocation that needed a complete collection
+    p.feed(evs, 1, 40, 0.0)
+    assert p.failed == [] and p.heap.promoted > 0

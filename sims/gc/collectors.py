@@ -18,6 +18,7 @@ class Collector(Checkpointed):
     """Base: a single space [0, heap) with a first-fit free list; no barrier."""
 
     PARAMS: dict[str, Param] = {}
+    only_garbage_frees = True  # a collection makes room only by freeing garbage (not by promoting)
 
     def __init__(self, heap: Heap) -> None:
         self.heap = heap
@@ -210,6 +211,7 @@ class Generational(Collector):
         "nursery": Param(float, 0.25, "share of the heap for the nursery (both halves)", above=0.0, max=0.9),
         "promote_after": Param(int, 2, "minor collections an object survives before promotion", min=1),
     }
+    only_garbage_frees = False  # promoting survivors empties the nursery even when nothing died
 
     def __init__(self, heap: Heap, nursery: float = 0.25, promote_after: int = 2) -> None:
         super().__init__(heap)

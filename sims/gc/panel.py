@@ -87,7 +87,7 @@ class GCPanel(Panel):
         heap, col = self.heap, self.collector
         obj = Obj(oid, size)
         if not col.alloc(obj):
-            complete = self.clean
+            complete = self.clean and col.only_garbage_frees
             if not complete:
                 complete = self.clean = col.collect(False)
             if not col.alloc(obj):
