@@ -406,7 +406,8 @@ def test_fragmented_mark_sweep_fails_with_enough_free_bytes():
 
 def test_incremental_pauses_stay_within_the_budget_but_cost_more_in_all():
     m = _run("gc-incremental").metrics()
-    assert m["incremental"]["pause_max"] <= 0.001 + 1e-12
+    budget = next(s for s in presets.load("gc-incremental").panels if s.name == "incremental").params["slice_budget"]
+    assert m["incremental"]["pause_max"] <= budget + 1e-12
     assert m["incremental"]["gc_time"] > m["mark_sweep"]["gc_time"]
 
 
@@ -496,7 +497,7 @@ def test_the_renderer_draws_every_gc_view_with_finite_coordinates(tmp_path):
     if not node:
         pytest.skip("node is not installed")
     views = []
-    for name, t in (("gc-incremental", 8.8), ("gc-young-die", 2.0), ("gc-thrash", 1.0), ("gc-cycles", 0.0)):
+    for name, t in (("gc-incremental", 2.05), ("gc-young-die", 2.0), ("gc-thrash", 1.0), ("gc-cycles", 0.0)):
         sc = Scenario(presets.load(name))
         sc.advance(t) if t else None
         views += list(sc.views().values())
