@@ -26,18 +26,19 @@ class Progress:
         self.start = time.perf_counter()
         self.shown = False
 
-    def update(self, frac: float) -> None:
+    def update(self, frac: float, note: str = "") -> None:
+        """Redraw at ``frac`` (0..1), with an optional short ``note`` (e.g. "12/40 runs, ETA 30 s")."""
         if not self.enabled or time.perf_counter() - self.start < 1.0:
             return
         self.shown = True
         width = 30
         done = int(frac * width)
-        sys.stderr.write(f"\r{self.label} [{'#' * done}{'.' * (width - done)}] {frac * 100:5.1f}%")
+        sys.stderr.write(f"\r{self.label} [{'#' * done}{'.' * (width - done)}] {frac * 100:5.1f}% {note[:40]:<40}")
         sys.stderr.flush()
 
     def close(self) -> None:
         if self.shown:
-            sys.stderr.write("\r" + " " * (len(self.label) + 45) + "\r")
+            sys.stderr.write("\r" + " " * (len(self.label) + 86) + "\r")
             sys.stderr.flush()
 
 

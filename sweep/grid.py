@@ -95,6 +95,7 @@ class Cell:
 
 
 def cells(grid: dict[str, list[Any]]) -> list[Cell]:
+    """Every combination, in the grid's key order; an empty grid is the one cell of no overrides."""
     keys = list(grid)
     return [Cell(tuple(zip(keys, combo))) for combo in itertools.product(*(grid[k] for k in keys))]
 
@@ -122,9 +123,7 @@ def build(preset: presets.Preset, cell: Cell) -> presets.Preset:
 def validate(preset: presets.Preset, grid: dict[str, list[Any]], max_cells: int, yes: bool) -> list[Cell]:
     """Every cell, each checked by building its preset; refuses a grid over ``max_cells`` unless
     ``yes``."""
-    if not grid:
-        raise SweepError("an empty grid: give at least one --grid KEY=VALUES")
-    for key in grid:
+    for key in grid:  # no --grid at all is one cell: the preset as it is, over the seeds
         check_key(preset, key)
     todo = cells(grid)
     if len(todo) > max_cells and not yes:

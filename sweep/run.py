@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,23 +11,29 @@ from sweep import cells, grid, stats, store
 
 
 class Progress:
-    """Cells done and an ETA on stderr, on a terminal only."""
+    """Runs done and an ETA, on the harness's progress bar (a terminal only; none without it)."""
 
     def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.enabled = total, enabled and total > 0
+        self.total = total
         self.start = time.monotonic()
+        self.bar = None
+        if enabled and total > 0:
+            try:
+                from contention_harness import Progress as Bar
+            except ModuleNotFoundError:  # sims/ alone: no bar
+                return
+            self.bar = Bar("sweep")
 
     def update(self, done: int, fresh: int) -> None:
-        if not self.enabled:
+        if self.bar is None:
             return
         elapsed = time.monotonic() - self.start
         eta = elapsed / fresh * (self.total - done) if fresh else 0.0
-        sys.stderr.write(f"\rsweep {done}/{self.total} runs done, ETA {eta:5.0f} s ")
-        sys.stderr.flush()
+        self.bar.update(done / self.total, f"{done}/{self.total} runs, ETA {eta:.0f} s")
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 48 + "\r")
+        if self.bar is not None:
+            self.bar.close()
 
 
 def run(

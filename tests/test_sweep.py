@@ -75,7 +75,7 @@ def test_ranges_are_decimal_and_inclusive():
         (["--grid", "workload.rate=fast"], "workload.rate"),
         (["--grid", "panels.zzz.size=1"], "no panel 'zzz'"),
         (["--grid", "size=1"], "workload.X, defaults.X or panels.NAME.X"),
-        ([], "empty grid"),
+        (["--grid", "workload.rate="], "no values"),
         (["--grid", "workload.rate=1:3:0"], "STEP"),
         (["--grid", "workload.rate=1:1000", "--max-cells", "10"], "--yes"),
         (["--grid", "workload.rate=1,2", "--seeds", "0"], "--seeds"),
@@ -87,6 +87,11 @@ def test_bad_input_is_refused_before_anything_runs(args, needle):
     code, out, err = main("sweep", "cache-zipf", *args)
     assert code == 2, err
     assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_no_grid_is_the_preset_itself_over_the_seeds(loop_preset):
+    rows = run.run(loop_preset, {}, 3, ["lru"], executors.pick(None, 1))
+    assert [(r["params"], r["seed"], r["panel"]) for r in rows] == [({}, 3, "lru"), ({}, 4, "lru"), ({}, 5, "lru")]
 
 
 def test_a_panel_parameter_reaches_only_that_panel(loop_preset):
