@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 
 from realsys import replay, servers
 from sims.core import presets
 
 
+def _stop(signum, frame) -> None:  # noqa: ANN001
+    raise SystemExit(128 + signum)  # unwinds, so the server is stopped and its folder removed
+
+
 def cmd_replay(args: argparse.Namespace, table) -> int:
+    signal.signal(signal.SIGTERM, _stop)  # as on Ctrl-C: a killed replay leaves no server behind
     preset = presets.load(args.preset)  # a name, or the path of a .toml file
     try:
         result = replay.run(preset, args.against, args.speed, args.address, args.seed, args.duration)

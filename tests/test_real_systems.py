@@ -136,3 +136,27 @@ def test_ctrl_c_stops_the_server_and_removes_its_files():
             proc.kill()
     assert proc.returncode == 130 and "Traceback" not in err
     assert set(_ours()) <= before and set(_leftover_dirs()) <= set(dirs)
+
+
+@needs_redis
+def test_sigterm_stops_the_server_too():
+    before, dirs = set(_ours()), _leftover_dirs()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sims", "replay", "cache-zipf", "--against", "redis"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not set(_ours()) - before:
+            time.sleep(0.05)
+        assert set(_ours()) - before, "the replay started redis-server"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143 and "Traceback" not in err
+    assert set(_ours()) <= before and set(_leftover_dirs()) <= set(dirs)
