@@ -60,7 +60,10 @@ class RaftNode(Node):
 
     # boot and faults ----------------------------------------------------------------------
     def on_start(self, now: float) -> None:
-        self._reset_election()
+        """Servers boot up to one heartbeat apart (so equal timeouts are not equal to the
+        nanosecond from t = 0)."""
+        lo, hi = self.election
+        self.set_timer(lo + (hi - lo) * self.rng.random() + self.heartbeat * self.rng.random(), "election")
 
     def on_restart(self, durable: bool, now: float) -> None:
         if not durable:

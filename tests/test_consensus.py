@@ -1,0 +1,167 @@
+"""consensus: Raft's safety under random fault schedules (Hypothesis), the broken commit rule's
+violation found by a seeded search, the presets' stories, and seeking back = advancing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from random import Random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sims.consensus.trials import leader_relative_schedule, run_events
+from sims.core import presets
+from sims.core.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+PRESETS = sorted(p for p in presets.preset_names() if p.startswith("consensus-"))
+N = 5
+
+
+# -- random fault schedules ----------------------------------------------------------------------
+@st.composite
+def schedules(draw):
+    """Faults of every kind at random times in 4 s, durable restarts (Raft assumes a disk), and
+    client commands: ((events, duration), panel params)."""
+    events = []
+    t = 0.2
+    crashed = set()
+    for _ in range(draw(st.integers(3, 16))):
+        t += draw(st.sampled_from([0.005, 0.02, 0.1, 0.2, 0.4]))
+        kind = draw(st.sampled_from(["op", "op", "crash", "restart", "partition", "heal", "link", "leader"]))
+        ev = {"t": t, "kind": "fault"}
+        if kind == "op":
+            ev = {"t": t, "kind": "op", "id": len(events) + 1}
+        elif kind == "crash":
+            node = draw(st.integers(0, N - 1))
+            crashed.add(node)
+            ev |= {"fault": "crash", "node": node}
+        elif kind == "restart":
+            if not crashed:
+                continue
+            node = draw(st.sampled_from(sorted(crashed)))
+            crashed.discard(node)
+            ev |= {"fault": "restart", "node": node, "durable": True}
+        elif kind == "partition":
+            side = draw(st.lists(st.integers(0, N - 1), min_size=1, max_size=N - 1, unique=True))
+            ev |= {"fault": "partition", "groups": [side]}
+        elif kind == "heal":
+            ev |= {"fault": "heal"}
+        elif kind == "link":
+            ev |= {"fault": "link", "loss": draw(st.sampled_from([0.0, 0.1, 0.4])), "duplicate": 0.1, "reorder": 0.2}
+        else:
+            ev |= {"fault": "crash", "node": "leader", "mark": f"c{len(events)}"}
+        events.append(ev)
+    params = {
+        "prevote": draw(st.booleans()),
+        "check_quorum": draw(st.booleans()),
+        "election_lo": 0.15,
+        "election_hi": draw(st.sampled_from([0.15, 0.2, 0.3])),
+    }
+    return events, t + 1.0, draw(st.integers(0, 2**32)), params
+
+
+def _assert_safe(case):
+    events, duration, seed, params = case
+    panel = run_events("raft", events, duration, seed=seed, **params)
+    assert not panel.checker.violations, (panel.checker.violations, events, params)
+    panel.check_invariants()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schedules())
+def test_raft_is_safe_on_random_fault_schedules(case):
+    _assert_safe(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schedules())
+def test_raft_is_safe_on_1000_random_fault_schedules(case):
+    _assert_safe(case)
+
+
+def test_a_seeded_search_finds_the_broken_commit_rules_violation_and_raft_survives_it():
+    """The Figure 8 schedules: leader-relative crashes and partitions with few commands. The search
+    that found the preset's kind of schedule; correct Raft is safe on every one of them."""
+    found = []
+    for s in range(120):
+        events, duration = leader_relative_schedule(Random(s))
+        broken = run_events("raft_broken_commit", events, duration)
+        raft = run_events("raft", events, duration)
+        assert not raft.checker.violations, (s, raft.checker.violations)
+        if broken.checker.violations:
+            found.append(s)
+    assert found, "the search found no violation of the broken commit rule"
+
+
+def test_the_checker_sees_a_forged_committed_entry_overwritten():
+    events, duration = [{"t": 1.0, "kind": "op", "id": 1}], 2.0
+    panel = run_events("raft", events, duration)
+    assert panel.metrics()["committed"] == 1 and not panel.checker.violations
+    node = panel.net.nodes[0]
+    node.log[0] = (node.log[0][0], 99)
+    node.dirty = 1
+    panel.checker.seen_commit[0] = 0
+    panel.checker.check(panel.net.nodes, 2.0)
+    assert any(k.startswith(("log_matching", "state_machine_safety")) for k in panel.checker.violations)
+
+
+# -- the presets' stories --------------------------------------------------------------------------
+def _run(name, seed=None):
+    return Scenario(name, seed=seed).run().metrics()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_figure8_broken_commit_loses_a_committed_entry_raft_does_not(seed):
+    m = _run("consensus-figure8", seed)
+    assert m["raft_broken_commit"]["safety_violations"] > 0
+    assert m["raft"]["safety_violations"] == 0
+
+
+def test_leader_partition_discards_the_old_leaders_entries_and_the_majority_goes_on():
+    m = _run("consensus-leader-partition")["raft"]
+    assert m["discarded"] >= 1 and m["leader_changes"] >= 1 and m["safety_violations"] == 0
+    assert m["committed"] > 0.9 * m["ops"]
+
+
+def test_every_correct_panel_is_safe_on_every_preset():
+    for name in PRESETS:
+        for panel, m in _run(name).items():
+            if "broken" not in panel:
+                assert m["safety_violations"] == 0, (name, panel)
+
+
+# -- seeking back gives the view that advancing gives -----------------------------------------------
+@pytest.mark.parametrize("name", PRESETS)
+def test_seek_back_equals_advancing_from_zero(name):
+    sc = Scenario(name, checkpoint_every=0.7)
+    sc.advance(sc.duration)
+    for t in (sc.duration * 0.83, sc.duration * 0.31, sc.duration * 0.55, 0.05):
+        sc.seek(t)
+        fresh = Scenario(name)
+        fresh.advance(t)
+        assert json.dumps(sc.views(), sort_keys=True) == json.dumps(fresh.views(), sort_keys=True), (name, t)
+        assert sc.metrics() == fresh.metrics()
+
+
+# -- the renderer draws every preset's views ---------------------------------------------------------
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+def test_renderer_draws_every_presets_views(tmp_path):
+    views = {}
+    for name in PRESETS:
+        sc = Scenario(name)
+        for k, t in enumerate((0.5, sc.duration / 2, sc.duration)):
+            sc.advance(t)
+            views[f"{name}@{k}"] = sc.views()
+    f = tmp_path / "views.json"
+    f.write_text(json.dumps(views))
+    out = subprocess.run(
+        ["node", str(ROOT / "tests" / "node" / "consensus_render.mjs"), str(f)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["calls"] > 100
