@@ -36,6 +36,7 @@ class ConsensusPanel(Panel):
             loss=params["loss"],
             duplicate=params["duplicate"],
             reorder=params["reorder"],
+            node_rngs=[ctx.rng(f"node{i}") for i in range(n)],
         )
         self.checker = protocol.make_checker()
         self.marks: dict[str, int] = {}
@@ -175,7 +176,7 @@ class ConsensusPanel(Panel):
             "commit_p50": percentile(lat, 0.5, is_sorted=True),
             "commit_p99": percentile(lat, 0.99, is_sorted=True),
             "messages": self.net.sent,
-            "messages_per_commit": self.net.sent / committed if committed else float(self.net.sent),
+            "messages_per_commit": self.net.sent / committed if committed else 0.0,
             "max_term": max(node.term for node in nodes),
             "discarded": self.checker.discarded,
             "safety_violations": len(self.checker.violations),
