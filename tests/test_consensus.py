@@ -56,32 +56,33 @@ def schedules(draw):
         else:
             ev |= {"fault": "crash", "node": "leader", "mark": f"c{len(events)}"}
         events.append(ev)
+    policy = draw(st.sampled_from(["raft", "raft", "multi_paxos", "paxos"]))
     params = {
         "prevote": draw(st.booleans()),
         "check_quorum": draw(st.booleans()),
         "election_lo": 0.15,
         "election_hi": draw(st.sampled_from([0.15, 0.2, 0.3])),
     }
-    return events, t + 1.0, draw(st.integers(0, 2**32)), params
+    return events, t + 1.0, draw(st.integers(0, 2**32)), policy, params
 
 
 def _assert_safe(case):
-    events, duration, seed, params = case
-    panel = run_events("raft", events, duration, seed=seed, **params)
+    events, duration, seed, policy, params = case
+    panel = run_events(policy, events, duration, seed=seed, **params)
     assert not panel.checker.violations, (panel.checker.violations, events, params)
     panel.check_invariants()
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schedules())
-def test_raft_is_safe_on_random_fault_schedules(case):
+def test_raft_and_paxos_are_safe_on_random_fault_schedules(case):
     _assert_safe(case)
 
 
 @pytest.mark.slow
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schedules())
-def test_raft_is_safe_on_1000_random_fault_schedules(case):
+def test_raft_and_paxos_are_safe_on_1000_random_fault_schedules(case):
     _assert_safe(case)
 
 
@@ -92,11 +93,27 @@ def test_a_seeded_search_finds_the_broken_commit_rules_violation_and_raft_surviv
     for s in range(120):
         events, duration = leader_relative_schedule(Random(s))
         broken = run_events("raft_broken_commit", events, duration)
-        raft = run_events("raft", events, duration)
-        assert not raft.checker.violations, (s, raft.checker.violations)
+        for policy in ("raft", "multi_paxos", "paxos"):
+            safe = run_events(policy, events, duration)
+            assert not safe.checker.violations, (s, policy, safe.checker.violations)
         if broken.checker.violations:
             found.append(s)
     assert found, "the search found no violation of the broken commit rule"
+
+
+def test_paxos_chooses_one_value_and_multi_paxos_commits_every_command():
+    events = [{"t": 1.0 + 0.1 * k, "kind": "op", "id": k + 1} for k in range(20)]
+    assert run_events("paxos", events, 4.0).metrics()["committed"] == 1
+    assert run_events("multi_paxos", events, 4.0).metrics()["committed"] == 20
+
+
+def test_the_paxos_checker_sees_two_values_chosen_in_one_slot():
+    panel = run_events("multi_paxos", [{"t": 1.0, "kind": "op", "id": 1}], 2.0)
+    assert panel.metrics()["committed"] == 1
+    for acceptor in range(3):  # forge a majority for another value in a higher ballot
+        panel.net.nodes[0].accepts.append((1, 999, 42, acceptor))
+    panel.checker.check(panel.net.nodes, 2.0)
+    assert "one_value_chosen:1" in panel.checker.violations
 
 
 def test_the_checker_sees_a_forged_committed_entry_overwritten():

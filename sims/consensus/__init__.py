@@ -1,7 +1,7 @@
-"""Consensus: Raft on a simulated network (``sims.net``) under crashes, partitions and lossy
+"""Consensus: Raft, Multi-Paxos and single-decree Paxos on a simulated network (``sims.net``) under crashes, partitions and lossy
 links, with its safety properties checked after every event.
 
-A protocol (``policies.py``) builds the servers (``raft.py``) and the checker of its safety
+A protocol (``policies.py``) builds the servers (``raft.py``, ``paxos.py``) and the checker of its safety
 properties (``safety.py``); ``ConsensusPanel`` owns the network, routes client commands to the
 leader, applies the stream's faults and keeps the books (elections, split votes, windows without a
 leader). The workload (``workload.py``) is one stream of commands and faults for every panel.

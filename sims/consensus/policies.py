@@ -4,8 +4,9 @@ servers behave."""
 
 from __future__ import annotations
 
+from sims.consensus.paxos import PaxosNode
 from sims.consensus.raft import RaftNode
-from sims.consensus.safety import RaftChecker
+from sims.consensus.safety import PaxosChecker, RaftChecker
 from sims.core.registry import register_policy
 
 
@@ -33,3 +34,26 @@ class RaftBrokenCommit(Raft):
     paper's Figure 8 shows to be unsafe)."""
 
     broken_commit = True
+
+
+@register_policy("consensus", "multi_paxos")
+class MultiPaxos:
+    """Multi-Paxos with a distinguished proposer: phase 1 once per leader, then one round trip
+    per command; a new leader re-proposes whatever may have been chosen."""
+
+    single = False
+
+    def make_nodes(self, n: int, p: dict) -> list[PaxosNode]:
+        election = (p["election_lo"], max(p["election_lo"], p["election_hi"]))
+        return [PaxosNode(i, n, election, p["heartbeat"], self.single) for i in range(n)]
+
+    def make_checker(self) -> PaxosChecker:
+        return PaxosChecker()
+
+
+@register_policy("consensus", "paxos")
+class SingleDecreePaxos(MultiPaxos):
+    """Single-decree Paxos: one value (the first command a proposer holds) is chosen, once; no
+    leader, so proposers that time out duel with higher ballots until it is."""
+
+    single = True

@@ -98,3 +98,47 @@ class RaftChecker(Checkpointed):
                     self._violate(f"leader_completeness:{node.term}", t)
                     break
         return new_chosen
+
+
+class PaxosChecker(Checkpointed):
+    """Paxos's safety: at most one value chosen per slot. A value is chosen once a majority of
+    acceptors have accepted it in one ballot (the checker sees every acceptance, which no single
+    node can); a learner that believes another value chosen is a violation too."""
+
+    def __init__(self) -> None:
+        self.votes: dict[tuple[int, int], list[int]] = {}  # (slot, ballot) -> acceptors
+        self.value_of: dict[tuple[int, int], int] = {}  # (slot, ballot) -> the value proposed there
+        self.chosen: dict[int, tuple[int, int]] = {}  # slot -> (ballot, value) first chosen
+        self.violations: dict[str, float] = {}
+        self.discarded = 0
+        self.learned: list[int] = []  # per node: commit index already compared
+
+    def check(self, nodes: list, t: float) -> list[int]:
+        if not self.learned:
+            self.learned = [0] * len(nodes)
+        n = len(nodes)
+        new: list[int] = []
+        for node in nodes:
+            for slot, ballot, value, acceptor in node.accepts:
+                key = (slot, ballot)
+                if self.value_of.setdefault(key, value) != value:
+                    self.violations.setdefault(f"one_value_per_ballot:{slot}", t)
+                voters = self.votes.setdefault(key, [])
+                if acceptor not in voters:
+                    voters.append(acceptor)
+                    if 2 * len(voters) > n and len(voters) * 2 - 2 <= n:  # just reached a majority
+                        first = self.chosen.get(slot)
+                        if first is None:
+                            self.chosen[slot] = (ballot, value)
+                            new.append(slot)
+                        elif first[1] != value:
+                            self.violations.setdefault(f"one_value_chosen:{slot}", t)
+            node.accepts = []
+            lo = self.learned[node.id] if node.commit >= self.learned[node.id] else 0
+            for slot in range(lo + 1, node.commit + 1):
+                mine = node.chosen.get(slot)
+                first = self.chosen.get(slot)
+                if first is not None and mine is not None and mine != first[1]:
+                    self.violations.setdefault(f"learned_other_value:{slot}", t)
+            self.learned[node.id] = node.commit
+        return new
