@@ -182,3 +182,26 @@ def test_renderer_draws_every_presets_views(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["calls"] > 100
+
+
+def test_the_break_it_actions_crash_restart_cut_and_heal():
+    """Each preset action is a stream event the panels resolve in their own run."""
+    p = presets.load("consensus-paxos")
+    acts = {a["label"]: a["event"] for a in p.actions}
+    sc = Scenario("consensus-paxos")
+    sc.advance(2.0)
+    before = {n: m["leader_changes"] for n, m in sc.metrics().items()}
+    sc.insert({**acts["Crash the leader"], "t": 2.0})
+    sc.advance(3.0)
+    for name, panel in sc.panels.items():
+        assert sum(not nd.up for nd in panel.net.nodes) >= 1, name
+    sc.insert({**acts["Restart it"], "t": 3.0})
+    sc.insert({**acts["Cut the leader off with one follower"], "t": 3.0})
+    sc.advance(4.0)
+    assert all(panel.net.partitioned for panel in sc.panels.values())
+    sc.insert({**acts["Heal the partition"], "t": 4.0})
+    sc.advance(5.0)
+    after = sc.metrics()
+    assert not any(panel.net.partitioned for panel in sc.panels.values())
+    assert after["raft"]["leader_changes"] > before["raft"]
+    assert all(m["safety_violations"] == 0 for m in after.values())

@@ -220,4 +220,4 @@ class ConsensusPanel(Panel):
 
     def check_invariants(self) -> None:
         for node in self.net.nodes:
-            assert 0 <= node.commit <= len(node.log), (node.id, node.commit, len(node.log))
+            node.check_invariants()

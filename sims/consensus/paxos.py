@@ -234,3 +234,9 @@ class PaxosNode(Node):
                 break
             self.chosen[self.commit + 1] = got[1]
             self.commit += 1
+
+    def check_invariants(self) -> None:
+        for slot in range(1, self.commit + 1):
+            assert slot in self.chosen, (self.id, "a gap in the chosen prefix", slot)
+        for slot, (ballot, _) in self.accepted.items():
+            assert ballot <= self.promised, (self.id, slot, "accepted a ballot above its promise")

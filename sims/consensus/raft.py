@@ -266,3 +266,9 @@ class RaftNode(Node):
         n = matches[self.n // 2]
         if n > self.commit and (self.broken_commit or self.log[n - 1][0] == self.term):
             self.commit = n
+
+    def check_invariants(self) -> None:
+        assert 0 <= self.commit <= len(self.log), (self.id, self.commit, len(self.log))
+        assert self.role != LEADER or self.voted_for == self.id, (self.id, "a leader that did not vote for itself")
+        for k in range(1, len(self.log)):
+            assert self.log[k - 1][0] <= self.log[k][0], (self.id, "terms in a log never decrease")
