@@ -22,6 +22,10 @@ from sims.core.registry import Param, workload
 FAULTS = ("partition", "heal", "crash", "restart", "slow", "drift", "link", "mark")
 
 
+def _is_ref(node) -> bool:
+    return (isinstance(node, int) and not isinstance(node, bool) and node >= 0) or isinstance(node, str)
+
+
 def _check_schedule(schedule: list) -> list[dict]:
     out = []
     for k, ev in enumerate(schedule):
@@ -33,6 +37,17 @@ def _check_schedule(schedule: list) -> list[dict]:
             continue
         if ev.get("fault") not in FAULTS:
             raise ValueError(f"{where}.fault: expected one of {', '.join(FAULTS)}, got {ev.get('fault')!r}")
+        if "node" in ev and not _is_ref(ev["node"]):
+            raise ValueError(f"{where}.node: expected a node number or a name such as 'leader', got {ev['node']!r}")
+        if ev["fault"] == "partition":
+            groups = ev.get("groups")
+            if not isinstance(groups, list) or not all(
+                isinstance(g, list) and all(_is_ref(m) for m in g) for g in groups
+            ):
+                raise ValueError(f"{where}.groups: expected a list of lists of nodes, got {groups!r}")
+        for key in ("loss", "duplicate", "reorder"):
+            if key in ev and not (isinstance(ev[key], (int, float)) and 0 <= ev[key] <= 1):
+                raise ValueError(f"{where}.{key}: expected a probability in [0, 1], got {ev[key]!r}")
         out.append({**ev, "t": float(ev["t"]), "kind": "fault"})
     return out
 
