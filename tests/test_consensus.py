@@ -4,6 +4,7 @@ violation found by a seeded search, the presets' stories, and seeking back = adv
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -205,3 +206,19 @@ def test_the_break_it_actions_crash_restart_cut_and_heal():
     assert not any(panel.net.partitioned for panel in sc.panels.values())
     assert after["raft"]["leader_changes"] > before["raft"]
     assert all(m["safety_violations"] == 0 for m in after.values())
+
+
+def test_figure16_shape_no_randomness_stalls_more_randomness_elects_fast():
+    """scripts/raft_figure16.py's trials, a few per range: the paper's shape (docs/consensus.md)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fig16", ROOT / "scripts" / "raft_figure16.py")
+    fig16 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fig16)
+    fixed = [fig16.trial(150, 150, s) for s in range(5)]
+    wide = sorted(fig16.trial(150, 300, s) for s in range(40))
+    short = [fig16.trial(12, 24, s) for s in range(40)]
+    assert all(t == float("inf") for t in fixed)  # split votes past the 10 s cut-off
+    assert 0.15 < wide[20] < 0.4 and wide[-1] < 1.5
+    mean_short = math.fsum(short) / len(short)
+    assert mean_short < wide[20]

@@ -17,7 +17,9 @@ API a protocol builds on
   ``self.cancel_timer(name)``, ``self.local_time(now)`` (its drifting clock), ``self.rng`` (the
   node's own seeded generator), ``self.id`` (0..n-1), ``self.n``, ``self.up``.
 
-``Network(nodes, rng, delay=Delay(...), loss=0.0, duplicate=0.0, reorder=0.0)``:
+``Network(nodes, rng, delay=Delay(...), loss=0.0, duplicate=0.0, reorder=0.0, node_rngs=None)``
+(``rng`` draws delays, loss, duplication; ``node_rngs``, one ``random.Random`` per node, e.g.
+``ctx.rng(f"node{i}")``, else seeded from ``rng`` by an int):
 
 - ``start(now=0.0)``; ``advance(until, after=None)`` delivers messages and fires timers in
   ``(time, seq)`` order up to ``until``, calling ``after(t)`` after each (invariant checks);
