@@ -21,8 +21,8 @@ registerRenderer("consensus", (ctx, v, box, theme) => {
     const a = -Math.PI / 2 + (2 * Math.PI * i) / n;
     return [cx + r * Math.cos(a), cy + r * Math.sin(a)];
   });
-  const leader = v.leader;
-  text(ctx, leader === null || leader === undefined ? "no leader" : `leader S${leader + 1}`, PAD, 12, leader === null || leader === undefined ? theme.bad : theme.fg);
+  const none = v.leader === null || v.leader === undefined;
+  text(ctx, none ? "no leader" : `leader S${v.leader + 1}`, PAD, 12, none ? theme.bad : theme.fg);
   text(ctx, `${fmt(v.committed || 0)} committed`, box.w - PAD, 12, theme.muted, "right");
   // the partition: a dashed line between the centroid of each side and the rest
   if (v.partitioned) {
