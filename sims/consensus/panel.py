@@ -1,0 +1,223 @@
+"""One consensus protocol on a simulated network (``sims.net``), fed client operations and faults.
+
+The panel resolves node references in faults (``"leader"``, marks), routes each client command
+to the current leader (the up leader of the highest term; without one it waits for the next),
+and checks the protocol's safety properties after every delivered message and fired timer.
+
+Availability: the cluster is available while some leader is up and its side of any partition
+holds a majority of the servers; ``unavailable_s`` integrates the rest, and each window without
+one (the first election included) is one sample of ``time_to_elect``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sims.core.metrics import percentile
+from sims.core.panel import Panel
+from sims.net import Delay, Network
+
+_VIEW_LOG = 24  # entries of each log the view shows (the newest)
+_VIEW_MSGS = 80  # messages in flight the view shows (the earliest to arrive)
+
+
+class ConsensusPanel(Panel):
+    topic = "consensus"
+
+    def __init__(self, name: str, params: dict, ctx, protocol) -> None:
+        super().__init__(name, params, ctx)
+        n = params["nodes"]
+        self.n = n
+        delay = Delay("uniform", lo=params["delay_lo"], hi=params["delay_hi"])
+        self.net = Network(
+            protocol.make_nodes(n, params),
+            ctx.rng("net"),
+            delay,
+            loss=params["loss"],
+            duplicate=params["duplicate"],
+            reorder=params["reorder"],
+            node_rngs=[ctx.rng(f"node{i}") for i in range(n)],
+        )
+        self.checker = protocol.make_checker()
+        self.marks: dict[str, int] = {}
+        self.pending: list[int] = []  # client commands waiting for a leader
+        self.arrived: dict[int, float] = {}  # command -> arrival time, until committed
+        self.latencies: list[float] = []  # arrival -> committed, per command
+        self.t = 0.0
+        self.ops = 0
+        self.available = False
+        self.since = 0.0  # start of the current window (available or not)
+        self.down_s = 0.0
+        self.windows: list[float] = []  # lengths of finished windows without a leader
+        self.net.start(0.0)
+
+    # driving --------------------------------------------------------------------------------
+    def advance(self, until: float) -> None:
+        if until > self.t:
+            self.net.advance(until, self._after)
+            self.t = until
+
+    def next_time(self) -> float | None:
+        return self.net.next_time()
+
+    def on_event(self, ev: dict) -> None:
+        t = ev["t"]
+        self.t = t
+        if ev["kind"] == "op":
+            self.ops += 1
+            self.arrived[ev["id"]] = t
+            self.pending.append(ev["id"])
+        elif ev["kind"] == "fault":
+            self._fault(ev, t)
+        self._after(t)
+
+    def _ref(self, ref: Any) -> int | None:
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            return ref % self.n
+        if not isinstance(ref, str):
+            return None
+        name, _, off = ref.partition("+")
+        base = self.leader() if name == "leader" else self.marks.get(name)
+        if base is None:
+            return None
+        return (base + (int(off) if off else 0)) % self.n
+
+    def _fault(self, ev: dict, t: float) -> None:
+        kind = ev["fault"]
+        if kind == "mark":
+            node = self._ref(ev.get("node", "leader"))
+            if node is not None:
+                self.marks[ev["name"]] = node
+            return
+        fault = dict(ev)
+        if "node" in ev:
+            node = self._ref(ev["node"])
+            if node is None:
+                return
+            fault["node"] = node
+            if ev.get("mark"):
+                self.marks[ev["mark"]] = node
+        if kind == "partition":
+            groups = []
+            for members in ev["groups"]:
+                group = []
+                for m in members:
+                    node = self._ref(m)
+                    if node is not None and node not in group:
+                        group.append(node)
+                groups.append(group)
+            fault["groups"] = groups
+        self.net.apply(fault, t)
+
+    def leader(self) -> int | None:
+        """The up leader of the highest term (the lowest id on a tie), or None."""
+        best = None
+        for node in self.net.nodes:
+            if node.up and node.role == "leader" and (best is None or node.term > best.term):
+                best = node
+        return None if best is None else best.id
+
+    def _serving(self) -> bool:
+        net = self.net
+        for node in net.nodes:
+            if node.up and node.role == "leader":
+                side = 0
+                for other in net.nodes:
+                    if other.up and net.group[other.id] == net.group[node.id]:
+                        side += 1
+                if 2 * side > self.n:
+                    return True
+        return False
+
+    def _after(self, t: float) -> None:
+        nodes = self.net.nodes
+        new = self.checker.check(nodes, t)
+        if self.pending:
+            leader = self.leader()
+            if leader is not None:
+                node = nodes[leader]
+                for op in self.pending:
+                    node.propose(op)
+                self.pending = []
+                new += self.checker.check(nodes, t)
+        for i in new:
+            start = self.arrived.pop(self.checker.chosen[i][1], None)
+            if start is not None:
+                self.latencies.append(t - start)
+        serving = self._serving()
+        if serving != self.available:
+            if serving:  # a window without a leader ends
+                self.windows.append(t - self.since)
+                self.down_s += t - self.since
+            self.available = serving
+            self.since = t
+
+    # snapshots ------------------------------------------------------------------------------
+    def metrics(self) -> dict[str, float]:
+        now = self.t
+        nodes = self.net.nodes
+        down = self.down_s + (0.0 if self.available else now - self.since)
+        windows = sorted(self.windows + ([] if self.available else [now - self.since]))
+        committed = len(self.checker.chosen)
+        won = 0
+        for node in nodes:
+            won += node.won
+        lat = sorted(self.latencies)
+        return {
+            "committed": committed,
+            "ops": self.ops,
+            "elections": sum(node.elections for node in nodes),
+            "split_votes": sum(node.retries for node in nodes),
+            "leader_changes": max(0, won - 1),
+            "unavailable_s": down,
+            "time_to_elect_p50": percentile(windows, 0.5, is_sorted=True),
+            "time_to_elect_max": windows[-1] if windows else 0.0,
+            "time_to_elect_p50_censored": 0 if self.available or not windows else 1,
+            "commit_p50": percentile(lat, 0.5, is_sorted=True),
+            "commit_p99": percentile(lat, 0.99, is_sorted=True),
+            "messages": self.net.sent,
+            "messages_per_commit": self.net.sent / committed if committed else 0.0,
+            "max_term": max(node.term for node in nodes),
+            "discarded": self.checker.discarded,
+            "safety_violations": len(self.checker.violations),
+        }
+
+    def view(self) -> dict[str, Any]:
+        now = self.t
+        net = self.net
+        out = []
+        for node in net.nodes:
+            log = node.log
+            lo = max(0, len(log) - _VIEW_LOG)
+            out.append(
+                {
+                    "id": node.id,
+                    "up": node.up,
+                    "role": node.role,
+                    "term": node.term,
+                    "vote": node.voted_for,
+                    "commit": node.commit,
+                    "log_from": lo + 1,
+                    "log": [[term, value] for term, value in log[lo:]],
+                    "group": net.group[node.id],
+                    "slow": net.extra[node.id],
+                }
+            )
+        msgs = [
+            {"src": s, "dst": d, "sent": sent, "arrives": arr, "type": m[0], "term": m[1]}
+            for s, d, sent, arr, m in net.in_flight(now)[:_VIEW_MSGS]
+        ]
+        return {
+            "kind": "consensus",
+            "t": now,
+            "nodes": out,
+            "messages": msgs,
+            "partitioned": net.partitioned,
+            "leader": self.leader(),
+            "committed": len(self.checker.chosen),
+            "violations": sorted(self.checker.violations),
+        }
+
+    def check_invariants(self) -> None:
+        for node in self.net.nodes:
+            node.check_invariants()

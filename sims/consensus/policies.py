@@ -1,0 +1,59 @@
+"""The protocols: each builds its servers and the checker of its safety properties. The panel
+(``ConsensusPanel``) owns the network, the client and the books; a protocol only decides how its
+servers behave."""
+
+from __future__ import annotations
+
+from sims.consensus.paxos import PaxosNode
+from sims.consensus.raft import RaftNode
+from sims.consensus.safety import PaxosChecker, RaftChecker
+from sims.core.registry import register_policy
+
+
+@register_policy("consensus", "raft")
+class Raft:
+    """Raft as in the extended paper: commits an entry only once an entry of the leader's own
+    term is on a majority (§5.4.2)."""
+
+    broken_commit = False
+
+    def make_nodes(self, n: int, p: dict) -> list[RaftNode]:
+        election = (p["election_lo"], max(p["election_lo"], p["election_hi"]))
+        return [
+            RaftNode(i, n, election, p["heartbeat"], p["prevote"], p["check_quorum"], self.broken_commit)
+            for i in range(n)
+        ]
+
+    def make_checker(self) -> RaftChecker:
+        return RaftChecker()
+
+
+@register_policy("consensus", "raft_broken_commit")
+class RaftBrokenCommit(Raft):
+    """Deliberately broken: commits any entry held by a majority, of whatever term (the rule the
+    paper's Figure 8 shows to be unsafe)."""
+
+    broken_commit = True
+
+
+@register_policy("consensus", "multi_paxos")
+class MultiPaxos:
+    """Multi-Paxos with a distinguished proposer: phase 1 once per leader, then one round trip
+    per command; a new leader re-proposes whatever may have been chosen."""
+
+    single = False
+
+    def make_nodes(self, n: int, p: dict) -> list[PaxosNode]:
+        election = (p["election_lo"], max(p["election_lo"], p["election_hi"]))
+        return [PaxosNode(i, n, election, p["heartbeat"], self.single) for i in range(n)]
+
+    def make_checker(self) -> PaxosChecker:
+        return PaxosChecker()
+
+
+@register_policy("consensus", "paxos")
+class SingleDecreePaxos(MultiPaxos):
+    """Single-decree Paxos: one value (the first command a proposer holds) is chosen, once; no
+    leader, so proposers that time out duel with higher ballots until it is."""
+
+    single = True

@@ -1,0 +1,119 @@
+"""The consensus workload: client operations and faults, one stream for every panel.
+
+Events: ``{"t", "kind": "op", "id"}`` (a client command whose value is ``id``) and
+``{"t", "kind": "fault", "fault": ..., ...}`` (see ``sims.net``: partition, heal, crash, restart,
+slow, drift, link; plus ``mark``, which names a node for later faults). A node may be written as a
+number or as a reference each panel resolves in its own run: ``"leader"`` (its current leader),
+a name given by ``mark`` or by a crash's ``"mark"``, and either plus an offset (``"A+1"``).
+
+``schedule`` lists explicit events (tables with ``t`` and either ``kind = "op"`` or ``fault``);
+the random faults (crashes of any node or of the leader, partitions of a random minority) are
+drawn from the stream's generator, so every panel sees the same schedule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from random import Random
+
+from sims.core.dists import exponential
+from sims.core.registry import Param, workload
+
+FAULTS = ("partition", "heal", "crash", "restart", "slow", "drift", "link", "mark")
+
+
+def _is_ref(node) -> bool:
+    return (isinstance(node, int) and not isinstance(node, bool) and node >= 0) or isinstance(node, str)
+
+
+def _check_schedule(schedule: list) -> list[dict]:
+    out = []
+    for k, ev in enumerate(schedule):
+        where = f"workload.schedule[{k}]"
+        if not isinstance(ev, dict) or not isinstance(ev.get("t"), (int, float)) or isinstance(ev.get("t"), bool):
+            raise ValueError(f"{where}: expected a table with a time t")
+        if ev.get("kind") == "op":
+            out.append({"t": float(ev["t"]), "kind": "op"})
+            continue
+        if ev.get("fault") not in FAULTS:
+            raise ValueError(f"{where}.fault: expected one of {', '.join(FAULTS)}, got {ev.get('fault')!r}")
+        if "node" in ev and not _is_ref(ev["node"]):
+            raise ValueError(f"{where}.node: expected a node number or a name such as 'leader', got {ev['node']!r}")
+        if ev["fault"] == "partition":
+            groups = ev.get("groups")
+            if not isinstance(groups, list) or not all(
+                isinstance(g, list) and all(_is_ref(m) for m in g) for g in groups
+            ):
+                raise ValueError(f"{where}.groups: expected a list of lists of nodes, got {groups!r}")
+        for key in ("loss", "duplicate", "reorder"):
+            if key in ev and not (isinstance(ev[key], (int, float)) and 0 <= ev[key] <= 1):
+                raise ValueError(f"{where}.{key}: expected a probability in [0, 1], got {ev[key]!r}")
+        out.append({**ev, "t": float(ev["t"]), "kind": "fault"})
+    return out
+
+
+def _random_faults(p: dict, rng: Random, duration: float) -> Iterator[dict]:
+    n = p["nodes"]
+    streams = []
+    if p["crash_every"] > 0:
+        streams.append(("crash", p["crash_every"]))
+    if p["leader_crash_every"] > 0:
+        streams.append(("leader", p["leader_crash_every"]))
+    if p["partition_every"] > 0:
+        streams.append(("partition", p["partition_every"]))
+    k = 0
+    for what, every in streams:
+        t = p["faults_from"]
+        while True:
+            t += exponential(rng, 1.0 / every)
+            if t > duration:
+                break
+            back = t + p["down_for"]
+            if what == "partition":
+                members = list(range(n))
+                rng.shuffle(members)
+                size = 1 + rng.randrange(max(1, (n - 1) // 2))
+                yield {"t": t, "kind": "fault", "fault": "partition", "groups": [sorted(members[:size])]}
+                yield {"t": back, "kind": "fault", "fault": "heal"}
+            else:
+                mark = f"c{k}"
+                k += 1
+                node = "leader" if what == "leader" else rng.randrange(n)
+                yield {"t": t, "kind": "fault", "fault": "crash", "node": node, "mark": mark}
+                yield {"t": back, "kind": "fault", "fault": "restart", "node": mark, "durable": p["durable"]}
+
+
+@workload(
+    "consensus",
+    nodes=Param(int, 5, "servers (node references in faults are 0 .. nodes-1)", min=1, max=9),
+    op_rate=Param(float, 5.0, "client operations per second (Poisson; 0 = only the schedule's)", min=0.0),
+    op_start=Param(float, 1.0, "no client operations before this time", min=0.0),
+    schedule=Param(list, [], "explicit events: tables with t and kind = 'op' or a fault"),
+    crash_every=Param(float, 0.0, "mean seconds between crashes of a random node (0 = none)", min=0.0),
+    leader_crash_every=Param(float, 0.0, "mean seconds between crashes of the leader (0 = none)", min=0.0),
+    partition_every=Param(float, 0.0, "mean seconds between partitions of a random minority (0 = none)", min=0.0),
+    down_for=Param(float, 1.0, "a crashed node restarts, a partition heals, after this long", above=0.0),
+    faults_from=Param(float, 1.0, "random faults start after this time", min=0.0),
+    durable=Param(bool, True, "a restarted node keeps its disk (term, vote, log)"),
+)
+def consensus(params: dict, rng: Random, duration: float) -> Iterator[dict]:
+    """Client operations (Poisson) and faults: an explicit schedule plus random crashes and partitions."""
+    p = params
+    events = _check_schedule(p["schedule"])
+    events.extend(e for e in _random_faults(p, rng, duration) if e["t"] <= duration)
+    if p["op_rate"] > 0:
+        t = p["op_start"]
+        while True:
+            t += exponential(rng, p["op_rate"])
+            if t > duration:
+                break
+            events.append({"t": t, "kind": "op"})
+    events = [e for e in events if e["t"] <= duration]
+    order = sorted(range(len(events)), key=lambda k: (events[k]["t"], k))
+    op = 0
+    for k in order:
+        ev = events[k]
+        if ev["kind"] == "op":
+            op += 1
+            ev = {"t": ev["t"], "kind": "op", "id": op}
+        yield ev

@@ -1,0 +1,51 @@
+"""A simulated network of nodes on the virtual clock, and its faults (shared by replication and
+consensus; a library, not a topic: it has no ``topic.toml``).
+
+API a protocol builds on
+------------------------
+``Node`` (subclass it; one instance per server):
+
+- ``on_start(now)``: called once when the network starts, and after every restart;
+- ``on_message(src, msg, now)``: a message from node ``src`` arrived (``msg`` is any value the
+  protocol sent: a dict or a tuple of atomics copies fastest);
+- ``on_timer(name, now)``: a timer set with ``set_timer(delay, name)`` fired;
+- ``on_crash(now)`` / ``on_restart(durable, now)``: after a crash the node hears nothing and its
+  timers are void; on restart ``durable=False`` means its disk was lost too (the protocol resets
+  the state it calls durable; the default ``on_restart`` just calls ``on_start``);
+- inside the hooks: ``self.send(dst, msg)``, ``self.broadcast(msg)`` (to every other node),
+  ``self.set_timer(delay, name)`` (one live timer per name: setting it again replaces it),
+  ``self.cancel_timer(name)``, ``self.local_time(now)`` (its drifting clock), ``self.rng`` (the
+  node's own seeded generator), ``self.id`` (0..n-1), ``self.n``, ``self.up``.
+
+``Network(nodes, rng, delay=Delay(...), loss=0.0, duplicate=0.0, reorder=0.0, node_rngs=None)``
+(``rng`` draws delays, loss, duplication; ``node_rngs``, one ``random.Random`` per node, e.g.
+``ctx.rng(f"node{i}")``, else seeded from ``rng`` by an int):
+
+- ``start(now=0.0)``; ``advance(until, after=None)`` delivers messages and fires timers in
+  ``(time, seq)`` order up to ``until``, calling ``after(t)`` after each (invariant checks);
+- ``next_time()``: time of the next delivery or timer, or None;
+- ``apply(fault, now)``: a fault from the stream, a dict with ``"fault"``:
+  ``{"fault": "partition", "groups": [[0, 1], [2, 3, 4]]}`` (nodes in different groups cannot
+  talk; unnamed nodes form one more group), ``{"fault": "heal"}``,
+  ``{"fault": "crash", "node": i}``, ``{"fault": "restart", "node": i, "durable": true}``,
+  ``{"fault": "slow", "node": i, "extra": 0.05}`` (each message to or from it takes that much
+  longer; 0 ends it), ``{"fault": "drift", "node": i, "rate": 1.01}`` (its clock runs 1% fast:
+  its timers fire after ``delay / rate`` of real time), ``{"fault": "link", "loss": 0.2}``
+  (change loss / duplicate / reorder for the whole network);
+- ``in_flight(now)``: messages on the wire ``[(src, dst, sent, arrives, msg)]`` for views;
+- ``can_reach(a, b)``; ``group_of``; counters ``sent delivered dropped duplicated``.
+
+Semantics: a message's delay is drawn from ``delay`` when sent (plus the slow nodes' extra); with
+probability ``reorder`` it is held back by another draw (so it overtakes nothing but is overtaken);
+with probability ``loss`` it is dropped; with probability ``duplicate`` a second copy with its own
+delay is sent. Reachability is checked at delivery: a partition cuts messages already on the wire,
+and a crashed receiver drops them. Ties at one time break by scheduling order (the clock's
+sequence number), so a run is a function of the seed. Everything is ``Checkpointed``: a
+``copy.deepcopy`` of the network (nodes included) is an exact checkpoint.
+"""
+
+from __future__ import annotations
+
+from sims.net.network import Delay, Network, Node
+
+__all__ = ["Delay", "Network", "Node"]

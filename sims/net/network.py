@@ -1,0 +1,244 @@
+"""Nodes, messages and faults on one event heap (see the package docstring for the API)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sims.core import dists
+from sims.core.clock import Clock
+from sims.core.panel import Checkpointed
+
+_MSG = 0  # heap item (_MSG, src, dst, sent, msg)
+_TIMER = 1  # heap item (_TIMER, node, name, token)
+
+DELAY_KINDS = ("fixed", "uniform", "exponential", "lognormal")
+
+
+@dataclass(frozen=True, slots=True)
+class Delay:
+    """A one-way message delay in seconds: ``fixed`` (= mean), ``uniform`` on [lo, hi],
+    ``exponential`` (``lo`` + an exponential of mean ``mean - lo``), ``lognormal`` (mean, sigma)."""
+
+    kind: str = "uniform"
+    mean: float = 0.0075
+    lo: float = 0.005
+    hi: float = 0.010
+    sigma: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.kind not in DELAY_KINDS:
+            raise ValueError(f"unknown delay kind {self.kind!r}; valid: {', '.join(DELAY_KINDS)}")
+
+    def draw(self, rng: random.Random) -> float:
+        k = self.kind
+        if k == "uniform":
+            return self.lo + (self.hi - self.lo) * rng.random()
+        if k == "fixed":
+            return self.mean
+        if k == "exponential":
+            return self.lo + dists.exponential(rng, 1.0 / max(self.mean - self.lo, 1e-9))
+        return dists.lognormal_mean(rng, self.mean, self.sigma)
+
+
+class Node(Checkpointed):
+    """One server. Subclasses implement the ``on_*`` hooks; the network sets ``net``."""
+
+    def __init__(self, node_id: int, n: int) -> None:
+        self.id = node_id
+        self.n = n
+        self.up = True
+        self.net: Network | None = None
+        self.rng: random.Random | None = None
+        self.timers: dict[str, int] = {}  # name -> token of the live timer
+
+    # hooks ---------------------------------------------------------------------------------
+    def on_start(self, now: float) -> None:
+        """Boot (also after every restart)."""
+
+    def on_message(self, src: int, msg: Any, now: float) -> None:
+        """A message from ``src``."""
+
+    def on_timer(self, name: str, now: float) -> None:
+        """The timer ``name`` fired."""
+
+    def on_crash(self, now: float) -> None:
+        """The node stopped (it hears nothing until restarted)."""
+
+    def on_restart(self, durable: bool, now: float) -> None:
+        """Back up; ``durable=False``: its disk was lost too. Protocols reset their state here."""
+        self.on_start(now)
+
+    # actions -------------------------------------------------------------------------------
+    def send(self, dst: int, msg: Any) -> None:
+        self.net.send(self.id, dst, msg)
+
+    def broadcast(self, msg: Any) -> None:
+        for dst in range(self.n):
+            if dst != self.id:
+                self.net.send(self.id, dst, msg)
+
+    def set_timer(self, delay: float, name: str) -> None:
+        """(Re)arm timer ``name`` to fire after ``delay`` seconds of this node's clock."""
+        self.net.set_timer(self, delay, name)
+
+    def cancel_timer(self, name: str) -> None:
+        self.timers.pop(name, None)
+
+    def local_time(self, now: float) -> float:
+        return self.net.local_time(self.id, now)
+
+
+class Network(Checkpointed):
+    """``n`` nodes, one clock; the stream's faults change who can reach whom (docstring above)."""
+
+    def __init__(
+        self,
+        nodes: list[Node],
+        rng: random.Random,
+        delay: Delay | None = None,
+        loss: float = 0.0,
+        duplicate: float = 0.0,
+        reorder: float = 0.0,
+        node_rngs: list[random.Random] | None = None,
+    ) -> None:
+        self.nodes = nodes
+        self.n = len(nodes)
+        self.rng = rng
+        self.delay = delay or Delay()
+        self.loss = loss
+        self.duplicate = duplicate
+        self.reorder = reorder
+        self.clock = Clock()
+        self.group = [0] * self.n  # partition group of each node
+        self.extra = [0.0] * self.n  # slow node: added to each message to or from it
+        self.rate = [1.0] * self.n  # clock drift: local seconds per real second
+        self.skew_at = [0.0] * self.n  # drift: (real time, local time) when the rate last changed
+        self.skew_local = [0.0] * self.n
+        self.partitioned = False
+        self._token = 0
+        self.sent = self.delivered = self.dropped = self.duplicated = 0
+        for i, node in enumerate(nodes):
+            node.net = self
+            # an int seed: seeding with a float hashes it, and hash() is 32-bit in Pyodide (wasm32)
+            node.rng = node_rngs[i] if node_rngs else random.Random(rng.randrange(1 << 62))
+
+    # time ----------------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self.clock.now
+
+    def local_time(self, i: int, now: float) -> float:
+        return self.skew_local[i] + (now - self.skew_at[i]) * self.rate[i]
+
+    def start(self, now: float = 0.0) -> None:
+        self.clock.now = now
+        for node in self.nodes:
+            node.on_start(now)
+
+    def next_time(self) -> float | None:
+        return self.clock.peek()
+
+    def advance(self, until: float, after: Callable[[float], None] | None = None) -> int:
+        """Deliver messages and fire timers up to ``until``, in (time, seq) order."""
+        heap = self.clock.heap
+        n = 0
+        while heap and heap[0][0] <= until:
+            t, item = self.clock.pop()
+            if self._handle(t, item) and after is not None:
+                after(t)
+            n += 1
+        if until > self.clock.now:
+            self.clock.now = until
+        return n
+
+    def _handle(self, t: float, item: tuple) -> bool:
+        if item[0] == _TIMER:
+            _, i, name, token = item
+            node = self.nodes[i]
+            if not node.up or node.timers.get(name) != token:
+                return False
+            del node.timers[name]
+            node.on_timer(name, t)
+            return True
+        _, src, dst, _sent, msg = item
+        node = self.nodes[dst]
+        if not node.up or self.group[src] != self.group[dst]:
+            self.dropped += 1
+            return False
+        self.delivered += 1
+        node.on_message(src, msg, t)
+        return True
+
+    # messages and timers -------------------------------------------------------------------
+    def send(self, src: int, dst: int, msg: Any) -> None:
+        rng = self.rng
+        self.sent += 1
+        if self.loss > 0.0 and rng.random() < self.loss:
+            self.dropped += 1
+            return
+        copies = 2 if self.duplicate > 0.0 and rng.random() < self.duplicate else 1
+        self.duplicated += copies - 1
+        now = self.clock.now
+        for _ in range(copies):
+            d = self.delay.draw(rng) + self.extra[src] + self.extra[dst]
+            if self.reorder > 0.0 and rng.random() < self.reorder:
+                d += self.delay.draw(rng)
+            self.clock.schedule(now + d, (_MSG, src, dst, now, msg))
+
+    def set_timer(self, node: Node, delay: float, name: str) -> None:
+        self._token += 1
+        node.timers[name] = self._token
+        real = delay / self.rate[node.id]
+        self.clock.schedule(self.clock.now + real, (_TIMER, node.id, name, self._token))
+
+    # faults --------------------------------------------------------------------------------
+    def can_reach(self, a: int, b: int) -> bool:
+        return self.nodes[b].up and self.group[a] == self.group[b]
+
+    def apply(self, fault: dict, now: float) -> None:
+        """Apply one fault event (see the package docstring); unknown kinds raise ValueError."""
+        kind = fault["fault"]
+        if kind == "partition":
+            group = [len(fault["groups"])] * self.n
+            for g, members in enumerate(fault["groups"]):
+                for i in members:
+                    group[int(i)] = g
+            self.group = group
+            self.partitioned = len(set(group)) > 1
+        elif kind == "heal":
+            self.group = [0] * self.n
+            self.partitioned = False
+        elif kind == "crash":
+            node = self.nodes[int(fault["node"])]
+            if node.up:
+                node.up = False
+                node.timers = {}
+                node.on_crash(now)
+        elif kind == "restart":
+            node = self.nodes[int(fault["node"])]
+            if not node.up:
+                node.up = True
+                node.on_restart(bool(fault.get("durable", True)), now)
+        elif kind == "slow":
+            self.extra[int(fault["node"])] = float(fault.get("extra", 0.0))
+        elif kind == "drift":
+            i = int(fault["node"])
+            self.skew_local[i] = self.local_time(i, now)
+            self.skew_at[i] = now
+            self.rate[i] = float(fault.get("rate", 1.0))
+        elif kind == "link":
+            self.loss = float(fault.get("loss", self.loss))
+            self.duplicate = float(fault.get("duplicate", self.duplicate))
+            self.reorder = float(fault.get("reorder", self.reorder))
+        else:
+            raise ValueError(f"unknown fault {kind!r}; valid: partition, heal, crash, restart, slow, drift, link")
+
+    # views ---------------------------------------------------------------------------------
+    def in_flight(self, now: float) -> list[tuple[int, int, float, float, Any]]:
+        """Messages still on the wire at ``now`` (src, dst, sent, arrives, msg), by arrival."""
+        out = [(e[2][1], e[2][2], e[2][3], e[0], e[2][4]) for e in self.clock.heap if e[2][0] == _MSG]
+        out.sort(key=lambda m: (m[3], m[0], m[1], m[2]))
+        return out

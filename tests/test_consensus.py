@@ -1,0 +1,224 @@
+"""consensus: Raft's safety under random fault schedules (Hypothesis), the broken commit rule's
+violation found by a seeded search, the presets' stories, and seeking back = advancing."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+from pathlib import Path
+from random import Random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sims.consensus.trials import leader_relative_schedule, run_events
+from sims.core import presets
+from sims.core.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+PRESETS = sorted(p for p in presets.preset_names() if p.startswith("consensus-"))
+N = 5
+
+
+# -- random fault schedules ----------------------------------------------------------------------
+@st.composite
+def schedules(draw):
+    """Faults of every kind at random times in 4 s, durable restarts (Raft assumes a disk), and
+    client commands: ((events, duration), panel params)."""
+    events = []
+    t = 0.2
+    crashed = set()
+    for _ in range(draw(st.integers(3, 16))):
+        t += draw(st.sampled_from([0.005, 0.02, 0.1, 0.2, 0.4]))
+        kind = draw(st.sampled_from(["op", "op", "crash", "restart", "partition", "heal", "link", "leader"]))
+        ev = {"t": t, "kind": "fault"}
+        if kind == "op":
+            ev = {"t": t, "kind": "op", "id": len(events) + 1}
+        elif kind == "crash":
+            node = draw(st.integers(0, N - 1))
+            crashed.add(node)
+            ev |= {"fault": "crash", "node": node}
+        elif kind == "restart":
+            if not crashed:
+                continue
+            node = draw(st.sampled_from(sorted(crashed)))
+            crashed.discard(node)
+            ev |= {"fault": "restart", "node": node, "durable": True}
+        elif kind == "partition":
+            side = draw(st.lists(st.integers(0, N - 1), min_size=1, max_size=N - 1, unique=True))
+            ev |= {"fault": "partition", "groups": [side]}
+        elif kind == "heal":
+            ev |= {"fault": "heal"}
+        elif kind == "link":
+            ev |= {"fault": "link", "loss": draw(st.sampled_from([0.0, 0.1, 0.4])), "duplicate": 0.1, "reorder": 0.2}
+        else:
+            ev |= {"fault": "crash", "node": "leader", "mark": f"c{len(events)}"}
+        events.append(ev)
+    policy = draw(st.sampled_from(["raft", "raft", "multi_paxos", "paxos"]))
+    params = {
+        "prevote": draw(st.booleans()),
+        "check_quorum": draw(st.booleans()),
+        "election_lo": 0.15,
+        "election_hi": draw(st.sampled_from([0.15, 0.2, 0.3])),
+    }
+    return events, t + 1.0, draw(st.integers(0, 2**32)), policy, params
+
+
+def _assert_safe(case):
+    events, duration, seed, policy, params = case
+    panel = run_events(policy, events, duration, seed=seed, **params)
+    assert not panel.checker.violations, (panel.checker.violations, events, params)
+    panel.check_invariants()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schedules())
+def test_raft_and_paxos_are_safe_on_random_fault_schedules(case):
+    _assert_safe(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schedules())
+def test_raft_and_paxos_are_safe_on_1000_random_fault_schedules(case):
+    _assert_safe(case)
+
+
+def test_a_seeded_search_finds_the_broken_commit_rules_violation_and_raft_survives_it():
+    """The Figure 8 schedules: leader-relative crashes and partitions with few commands. The search
+    that found the preset's kind of schedule; correct Raft is safe on every one of them."""
+    found = []
+    for s in range(120):
+        events, duration = leader_relative_schedule(Random(s))
+        broken = run_events("raft_broken_commit", events, duration)
+        for policy in ("raft", "multi_paxos", "paxos"):
+            safe = run_events(policy, events, duration)
+            assert not safe.checker.violations, (s, policy, safe.checker.violations)
+        if broken.checker.violations:
+            found.append(s)
+    assert found, "the search found no violation of the broken commit rule"
+
+
+def test_paxos_chooses_one_value_and_multi_paxos_commits_every_command():
+    events = [{"t": 1.0 + 0.1 * k, "kind": "op", "id": k + 1} for k in range(20)]
+    assert run_events("paxos", events, 4.0).metrics()["committed"] == 1
+    assert run_events("multi_paxos", events, 4.0).metrics()["committed"] == 20
+
+
+def test_the_paxos_checker_sees_two_values_chosen_in_one_slot():
+    panel = run_events("multi_paxos", [{"t": 1.0, "kind": "op", "id": 1}], 2.0)
+    assert panel.metrics()["committed"] == 1
+    for acceptor in range(3):  # forge a majority for another value in a higher ballot
+        panel.net.nodes[0].accepts.append((1, 999, 42, acceptor))
+    panel.checker.check(panel.net.nodes, 2.0)
+    assert "one_value_chosen:1" in panel.checker.violations
+
+
+def test_the_checker_sees_a_forged_committed_entry_overwritten():
+    events, duration = [{"t": 1.0, "kind": "op", "id": 1}], 2.0
+    panel = run_events("raft", events, duration)
+    assert panel.metrics()["committed"] == 1 and not panel.checker.violations
+    node = panel.net.nodes[0]
+    node.log[0] = (node.log[0][0], 99)
+    node.dirty = 1
+    panel.checker.seen_commit[0] = 0
+    panel.checker.check(panel.net.nodes, 2.0)
+    assert any(k.startswith(("log_matching", "state_machine_safety")) for k in panel.checker.violations)
+
+
+# -- the presets' stories --------------------------------------------------------------------------
+def _run(name, seed=None):
+    return Scenario(name, seed=seed).run().metrics()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_figure8_broken_commit_loses_a_committed_entry_raft_does_not(seed):
+    m = _run("consensus-figure8", seed)
+    assert m["raft_broken_commit"]["safety_violations"] > 0
+    assert m["raft"]["safety_violations"] == 0
+
+
+def test_leader_partition_discards_the_old_leaders_entries_and_the_majority_goes_on():
+    m = _run("consensus-leader-partition")["raft"]
+    assert m["discarded"] >= 1 and m["leader_changes"] >= 1 and m["safety_violations"] == 0
+    assert m["committed"] > 0.9 * m["ops"]
+
+
+def test_every_correct_panel_is_safe_on_every_preset():
+    for name in PRESETS:
+        for panel, m in _run(name).items():
+            if "broken" not in panel:
+                assert m["safety_violations"] == 0, (name, panel)
+
+
+# -- seeking back gives the view that advancing gives -----------------------------------------------
+@pytest.mark.parametrize("name", PRESETS)
+def test_seek_back_equals_advancing_from_zero(name):
+    sc = Scenario(name, checkpoint_every=0.7)
+    sc.advance(sc.duration)
+    for t in (sc.duration * 0.83, sc.duration * 0.31, sc.duration * 0.55, 0.05):
+        sc.seek(t)
+        fresh = Scenario(name)
+        fresh.advance(t)
+        assert json.dumps(sc.views(), sort_keys=True) == json.dumps(fresh.views(), sort_keys=True), (name, t)
+        assert sc.metrics() == fresh.metrics()
+
+
+# -- the renderer draws every preset's views ---------------------------------------------------------
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+def test_renderer_draws_every_presets_views(tmp_path):
+    views = {}
+    for name in PRESETS:
+        sc = Scenario(name)
+        for k, t in enumerate((0.5, sc.duration / 2, sc.duration)):
+            sc.advance(t)
+            views[f"{name}@{k}"] = sc.views()
+    f = tmp_path / "views.json"
+    f.write_text(json.dumps(views))
+    out = subprocess.run(
+        ["node", str(ROOT / "tests" / "node" / "consensus_render.mjs"), str(f)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["calls"] > 100
+
+
+def test_the_break_it_actions_crash_restart_cut_and_heal():
+    """Each preset action is a stream event the panels resolve in their own run."""
+    p = presets.load("consensus-paxos")
+    acts = {a["label"]: a["event"] for a in p.actions}
+    sc = Scenario("consensus-paxos")
+    sc.advance(2.0)
+    before = {n: m["leader_changes"] for n, m in sc.metrics().items()}
+    sc.insert({**acts["Crash the leader"], "t": 2.0})
+    sc.advance(3.0)
+    for name, panel in sc.panels.items():
+        assert sum(not nd.up for nd in panel.net.nodes) >= 1, name
+    sc.insert({**acts["Restart it"], "t": 3.0})
+    sc.insert({**acts["Cut the leader off with one follower"], "t": 3.0})
+    sc.advance(4.0)
+    assert all(panel.net.partitioned for panel in sc.panels.values())
+    sc.insert({**acts["Heal the partition"], "t": 4.0})
+    sc.advance(5.0)
+    after = sc.metrics()
+    assert not any(panel.net.partitioned for panel in sc.panels.values())
+    assert after["raft"]["leader_changes"] > before["raft"]
+    assert all(m["safety_violations"] == 0 for m in after.values())
+
+
+def test_figure16_shape_no_randomness_stalls_more_randomness_elects_fast():
+    """scripts/raft_figure16.py's trials, a few per range: the paper's shape (docs/consensus.md)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fig16", ROOT / "scripts" / "raft_figure16.py")
+    fig16 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fig16)
+    fixed = [fig16.trial(150, 150, s) for s in range(5)]
+    wide = sorted(fig16.trial(150, 300, s) for s in range(40))
+    short = [fig16.trial(12, 24, s) for s in range(40)]
+    assert all(t == float("inf") for t in fixed)  # split votes past the 10 s cut-off
+    assert 0.15 < wide[20] < 0.4 and wide[-1] < 1.5
+    mean_short = math.fsum(short) / len(short)
+    assert mean_short < wide[20]
