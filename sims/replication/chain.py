@@ -47,11 +47,17 @@ class ChainNode(Replica):
         k = c.index(self.id)
         return c[k + 1] if k + 1 < len(c) else None
 
+    def on_restart(self, durable: bool, now: float) -> None:
+        super().on_restart(durable, now)
+        self.chain = ()  # out until the master says where it stands: its old view may be stale
+
     def client(self, ev: dict, now: float) -> None:
         kind, op, key = ev["kind"], ev["id"], ev["key"]
         self.route(kind, op, key, self.id, now)
 
     def route(self, kind: str, op: int, key: int, contact: int, now: float) -> None:
+        if not self.chain:
+            return  # knows no chain: its client times out
         end = self.chain[0] if kind == "write" else self.chain[-1]
         if end != self.id:
             if contact == self.id:
@@ -81,7 +87,8 @@ class ChainNode(Replica):
         if kind == "fwd":
             self.route(msg[1], msg[2], msg[3], msg[4], now)
         elif kind == "chw":
-            if self.id in self.chain:
+            c = self.chain
+            if self.id in c and c.index(self.id) > 0 and c[c.index(self.id) - 1] == src:  # only from its predecessor
                 self.pass_on(msg[1], msg[2], msg[3], msg[4], now)
         elif kind == "clr":
             self.sent.pop(msg[1], None)

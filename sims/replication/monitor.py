@@ -39,7 +39,7 @@ class LeaderMonitor(Checkpointed):
         if not home:
             return
         nodes = net.nodes
-        if self.leader in home and nodes[self.leader].leader >= 0:  # up, and its disk intact
+        if self.leader in home and nodes[self.leader].epoch >= 0:  # up, and its disk intact
             self.gone_since = None
         elif self.failover_after >= 0:
             if self.gone_since is None:

@@ -153,6 +153,11 @@ class LeaderFollower(Replica):
         self.waiting = {}
         self.early = {}
 
+    def on_restart(self, durable: bool, now: float) -> None:
+        if self.leader == self.id:
+            self.leader = -1  # a leader that restarts waits for the monitor before it serves again
+        super().on_restart(durable, now)
+
     def on_start(self, now: float) -> None:
         if self.leader == self.id:
             self.shipped = len(self.log)
