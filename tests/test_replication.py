@@ -310,3 +310,27 @@ def test_a_drifting_clock_makes_last_writer_wins_read_stale_even_with_overlappin
     events = merge(ops(6, 3, 4.0, rate=300.0, keys=1), drift)
     m = run("quorum", events, 5.0, nodes=3, N=3, R=2, W=2).metrics()
     assert m["stale_reads"] > 0
+
+
+def test_the_renderer_draws_every_preset_view_under_node(tmp_path):
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    views = {}
+    for name in PRESETS:
+        p = presets.load(name)
+        sc = Scenario(p)
+        for t in (0.0, p.duration * 0.4, p.duration * 0.6, p.duration):  # partitions and crashes included
+            sc.advance(t)
+            views[f"{name}@{t}"] = sc.views()
+    f = tmp_path / "views.json"
+    f.write_text(json.dumps(views))
+    script = Path(__file__).parent / "node" / "replication_render.mjs"
+    res = subprocess.run([node, str(script), str(f)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(res.stdout.strip().splitlines()[-1])["calls"] > 1000

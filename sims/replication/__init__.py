@@ -119,6 +119,21 @@ class Chain(Strategy):
         return ChainMonitor(n, failover_after)
 
 
+FAULTS = ("partition", "heal", "crash", "restart", "slow", "drift", "link")
+
+
+def _check_fault(ev: dict, n: int, where: str) -> None:
+    """A fault names a kind sims.net knows and only nodes that exist."""
+    if ev.get("fault") not in FAULTS:
+        raise ValueError(f"{where}.fault: expected one of {', '.join(FAULTS)}, got {ev.get('fault')!r}")
+    nodes = [ev["node"]] if "node" in ev else [i for g in ev.get("groups", ()) for i in g]
+    for i in nodes:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n:
+            raise ValueError(f"{where}: node {i!r} is not one of 0..{n - 1}")
+    if ev["fault"] in ("crash", "restart", "slow", "drift") and "node" not in ev:
+        raise ValueError(f"{where}: a {ev['fault']} fault needs a node")
+
+
 def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
     cls = get_policy("replication", policy)
     strategy = cls()
@@ -135,6 +150,9 @@ def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
     contacts = getattr(preset, "workload", {}).get("contacts", 0) if preset is not None else 0
     if contacts > n:
         raise ValueError(f"workload.contacts: expected at most nodes ({n}), got {contacts}")
+    for i, ev in enumerate(getattr(preset, "events", ()) or ()):
+        if ev.get("kind") == "fault":
+            _check_fault(ev, n, f"events[{i}]")
     cfg = Config(
         n=n,
         acks=cls.acks,
