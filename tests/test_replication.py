@@ -356,3 +356,27 @@ def test_every_break_it_button_is_an_event_that_replays_exactly(name):
         assert live.metrics() == planned.metrics(), action["label"]
         for panel in live.panels.values():
             panel.check_invariants()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 0.99), max_size=30),
+    st.lists(st.floats(0.0, 2.0), max_size=5),
+    st.integers(0, 5),
+    st.sampled_from([0.0, 0.5, 0.99, 1.0]),
+)
+def test_latency_percentiles_equal_the_plain_percentile_of_every_operation(done, ages, gone, q):
+    from sims.core.metrics import percentile
+    from sims.replication.books import Books
+
+    b = Books(timeout=1.0)
+    b.lat["write"] = sorted(done)
+    b.failed["write"] = gone
+    now = 10.0
+    b.pending = {i: ("write", 0, now - a, False) for i, a in enumerate(ages)}
+    seen = [min(now - (now - a), 1.0) for a in ages]  # the ages as the books see them
+    everything = done + seen + [1.0] * gone
+    p, censored = b.latency("write", q, now)
+    assert p == percentile(everything, q)
+    bounds = seen + [1.0] * gone
+    assert censored == int(bool(bounds) and min(bounds) <= p)
