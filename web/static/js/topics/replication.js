@@ -120,7 +120,8 @@ registerRenderer("replication", (ctx, v, box, theme) => {
     const role = nd.up ? nd.role : "down";
     const extra = nd.epoch !== undefined ? ` e${nd.epoch}` : nd.hints ? ` ${nd.hints} hints` : "";
     text(ctx, `${role}${extra} · ${nd.held} held`, x, below, theme.fg, "center");
-    const vals = (nd.values || []).map(([key, wid]) => `k${key}=${wid}`).join(" ");
+    // key=write id, with the version where it is a log index or sequence number (key=id@version)
+    const vals = (nd.values || []).map(([key, wid, ver]) => `k${key}=${wid}${typeof ver === "number" ? `@${ver}` : ""}`).join(" ");
     if (vals) text(ctx, vals, x, below + 12, theme.muted, "center");
   });
 });
