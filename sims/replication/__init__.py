@@ -1,0 +1,173 @@
+"""Replication: one register store kept on several nodes, by six strategies, under the same
+client operations and the same faults (``sims.net``).
+
+Leader–follower ships a leader's log to followers and acknowledges a write after 0 (``async``),
+1 (``semi_sync``) or all (``sync``) follower acks; ``quorum`` and ``sloppy_quorum`` write to W
+and read from R of N replicas; ``chain`` passes writes from head to tail. ``Books`` judges every
+answer: stale reads by a linearizability oracle for registers, lost acknowledged writes by who
+still holds them.
+"""
+
+from __future__ import annotations
+
+from sims.core.panel import Panel
+from sims.core.registry import Param, Topic, get_policy, register_policy, register_topic
+from sims.replication import workload
+from sims.replication.chain import ChainNode
+from sims.replication.monitor import ChainMonitor, LeaderMonitor, NoMonitor
+from sims.replication.nodes import Config, LeaderFollower
+from sims.replication.panel import ReplicationPanel
+from sims.replication.quorum import QuorumNode
+
+__all__ = ["PANEL_PARAMS", "ReplicationPanel", "make_panel", "workload"]
+
+PANEL_PARAMS = {
+    "nodes": Param(
+        int, 3, "servers, numbered 0 .. nodes-1 (leader–follower starts with node 0 leading)", min=1, max=16
+    ),
+    "delay_lo": Param(float, 0.005, "shortest one-way message delay, seconds", min=0),
+    "delay_hi": Param(float, 0.010, "longest one-way message delay, seconds (uniform in between)", min=0),
+    "loss": Param(float, 0.0, "share of messages lost", min=0, max=1),
+    "timeout": Param(float, 1.0, "a client gives up on an operation after this many seconds", above=0),
+    "failover_after": Param(
+        float, 1.0, "the monitor replaces a leader (or chain node) gone this long; negative = never", min=-1
+    ),
+}
+
+LF_PARAMS = {
+    "read_from": Param(
+        str, "leader", "reads served by the leader, or locally by the contact", choices=("leader", "local")
+    ),
+    "ship_every": Param(
+        float,
+        0.0,
+        "the leader ships its log to followers in batches this often, seconds; 0 = each write at once",
+        min=0,
+    ),
+}
+QUORUM_PARAMS = {
+    "N": Param(int, 3, "replicas of each key", min=1, max=16),
+    "R": Param(int, 2, "replies a read waits for", min=1, max=16),
+    "W": Param(int, 2, "acks a write waits for", min=1, max=16),
+    "read_repair": Param(bool, True, "send the newest value to replicas that answered a read with an older one"),
+}
+
+
+class Strategy:
+    """A strategy names its node class and its configuration service; ``acks`` for leader–follower."""
+
+    PARAMS: dict[str, Param] = {}
+    node = LeaderFollower
+    acks = 0
+    sloppy = False
+
+    def monitor(self, n: int, failover_after: float):
+        return LeaderMonitor(failover_after)
+
+
+@register_policy("replication", "async")
+class Async(Strategy):
+    """The leader acknowledges once the write is in its own log."""
+
+    PARAMS = LF_PARAMS
+
+
+@register_policy("replication", "semi_sync")
+class SemiSync(Strategy):
+    """The leader acknowledges once one follower holds the write (MySQL's semi-sync)."""
+
+    PARAMS = LF_PARAMS
+    acks = 1
+
+
+@register_policy("replication", "sync")
+class Sync(Strategy):
+    """The leader acknowledges once every follower holds the write."""
+
+    PARAMS = LF_PARAMS
+    acks = -1
+
+
+@register_policy("replication", "quorum")
+class Quorum(Strategy):
+    """W of N acks for a write, R of N replies for a read, to the key's own N replicas."""
+
+    PARAMS = QUORUM_PARAMS
+    node = QuorumNode
+
+    def monitor(self, n: int, failover_after: float):
+        return NoMonitor()
+
+
+@register_policy("replication", "sloppy_quorum")
+class SloppyQuorum(Quorum):
+    """W of the first N *reachable* nodes along the ring; stand-ins hand their hints back."""
+
+    PARAMS = QUORUM_PARAMS | {
+        "handoff_every": Param(float, 0.5, "how often a stand-in tries to hand its hints back, seconds", above=0)
+    }
+    sloppy = True
+
+
+@register_policy("replication", "chain")
+class Chain(Strategy):
+    """Head to tail; the tail acknowledges writes and answers reads."""
+
+    node = ChainNode
+
+    def monitor(self, n: int, failover_after: float):
+        return ChainMonitor(n, failover_after)
+
+
+FAULTS = ("partition", "heal", "crash", "restart", "slow", "drift", "link")
+
+
+def _check_fault(ev: dict, n: int, where: str) -> None:
+    """A fault names a kind sims.net knows and only nodes that exist."""
+    if ev.get("fault") not in FAULTS:
+        raise ValueError(f"{where}.fault: expected one of {', '.join(FAULTS)}, got {ev.get('fault')!r}")
+    nodes = [ev["node"]] if "node" in ev else [i for g in ev.get("groups", ()) for i in g]
+    for i in nodes:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n:
+            raise ValueError(f"{where}: node {i!r} is not one of 0..{n - 1}")
+    if ev["fault"] in ("crash", "restart", "slow", "drift") and "node" not in ev:
+        raise ValueError(f"{where}: a {ev['fault']} fault needs a node")
+
+
+def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
+    cls = get_policy("replication", policy)
+    strategy = cls()
+    n = params["nodes"]
+    if params["delay_hi"] < params["delay_lo"]:
+        raise ValueError(f"delay_hi: expected >= delay_lo ({params['delay_lo']!r}), got {params['delay_hi']!r}")
+    N, R, W = params.get("N", n), params.get("R", 1), params.get("W", 1)
+    if N > n:
+        raise ValueError(f"N: expected at most nodes ({n}), got {N}")
+    for field, v in (("R", R), ("W", W)):
+        if v > N:
+            raise ValueError(f"{field}: expected at most N ({N}), got {v}")
+    preset = getattr(ctx, "preset", None)
+    contacts = getattr(preset, "workload", {}).get("contacts", 0) if preset is not None else 0
+    if contacts > n:
+        raise ValueError(f"workload.contacts: expected at most nodes ({n}), got {contacts}")
+    for i, ev in enumerate(getattr(preset, "events", ()) or ()):
+        if ev.get("kind") == "fault":
+            _check_fault(ev, n, f"events[{i}]")
+    cfg = Config(
+        n=n,
+        acks=cls.acks,
+        read_from=params.get("read_from", "leader"),
+        ship_every=params.get("ship_every", 0.0),
+        N=N,
+        R=R,
+        W=W,
+        sloppy=cls.sloppy,
+        handoff_every=params.get("handoff_every", 0.5),
+        read_repair=params.get("read_repair", True),
+        timeout=params["timeout"],
+    )
+    monitor = strategy.monitor(n, params["failover_after"])
+    return ReplicationPanel(name, params, ctx, policy, cls.node, cfg, monitor)
+
+
+register_topic(Topic("replication", make_panel, panel_params=PANEL_PARAMS))

@@ -1,0 +1,45 @@
+// Draws every view in the JSON file argv[2] ({preset: {panel: view}}) with the replication renderer on
+// a recording stand-in for a canvas context, at two sizes; exits 1 on any throw or a non-finite
+// coordinate. Run by tests/test_replication.py.
+import fs from "fs";
+import { fileURLToPath } from "url";
+import path from "path";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const js = path.join(here, "..", "..", "web", "static", "js");
+const { RENDERERS } = await import(path.join(js, "render.js"));
+await import(path.join(js, "topics", "replication.js"));
+let calls = 0;
+const ctx = new Proxy(
+  {},
+  {
+    get: (o, k) =>
+      k in o
+        ? o[k]
+        : (...args) => {
+            calls++;
+            if (args.some((x) => typeof x === "number" && !Number.isFinite(x))) throw new Error(`${String(k)}(${args})`);
+          },
+    set: (o, k, v) => ((o[k] = v), true),
+  },
+);
+const theme = {
+  onAccent: "#fff",
+  fg: "#000",
+  muted: "#888",
+  accent: "#36c",
+  good: "#3a3",
+  bad: "#c33",
+  track: "#eee",
+  palette: ["#f00"],
+  font: "sans-serif",
+};
+const views = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+for (const panels of Object.values(views))
+  for (const v of Object.values(panels))
+    for (const box of [
+      { w: 600, h: 360 },
+      { w: 280, h: 180 },
+    ])
+      RENDERERS.replication(ctx, v, box, theme);
+console.log(JSON.stringify({ calls }));
