@@ -179,7 +179,9 @@ def test_renderer_draws_every_presets_views(tmp_path):
     f = tmp_path / "views.json"
     f.write_text(json.dumps(views))
     out = subprocess.run(
-        ["node", str(ROOT / "tests" / "node" / "consensus_render.mjs"), str(f)], capture_output=True, text=True
+        ["node", str(ROOT / "tests" / "node" / "render_views.mjs"), "consensus", "consensus", str(f)],
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["calls"] > 100

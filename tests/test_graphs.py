@@ -447,7 +447,9 @@ def test_the_renderer_draws_every_preset_view_under_node(tmp_path):
     f = tmp_path / "views.json"
     f.write_text(json.dumps(views))
     res = subprocess.run(
-        [node, str(ROOT / "tests" / "node" / "graphs_render.mjs"), str(f)], capture_output=True, text=True
+        [node, str(ROOT / "tests" / "node" / "render_views.mjs"), "graphs", "graph", str(f)],
+        capture_output=True,
+        text=True,
     )
     assert res.returncode == 0, res.stderr[-2000:]
     assert json.loads(res.stdout.strip().splitlines()[-1])["calls"] > 1000

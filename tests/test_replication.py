@@ -330,8 +330,8 @@ def test_the_renderer_draws_every_preset_view_under_node(tmp_path):
             views[f"{name}@{t}"] = sc.views()
     f = tmp_path / "views.json"
     f.write_text(json.dumps(views))
-    script = Path(__file__).parent / "node" / "replication_render.mjs"
-    res = subprocess.run([node, str(script), str(f)], capture_output=True, text=True)
+    script = Path(__file__).parent / "node" / "render_views.mjs"
+    res = subprocess.run([node, str(script), "replication", "replication", str(f)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-2000:]
     assert json.loads(res.stdout.strip().splitlines()[-1])["calls"] > 1000
 

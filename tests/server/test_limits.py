@@ -50,7 +50,9 @@ def test_event_count_over_the_limit_is_422(client):
 def test_run_timeout_is_422_and_the_pool_recovers(tight_server):
     url = f"{tight_server.url}/api/run"
     before = tight_server.worker_pids()
-    r = httpx.post(url, json={"preset": PRESET, "duration": 200_000}, timeout=60)  # 4.4 M events (under the 5 M bound): many seconds
+    r = httpx.post(
+        url, json={"preset": PRESET, "duration": 200_000}, timeout=60
+    )  # 4.4 M events (under the 5 M bound): many seconds
     assert r.status_code == 422
     assert r.json()["field"] == "duration" and r.json()["limit"] == "run_timeout"
     assert "2 s" in r.json()["error"]
