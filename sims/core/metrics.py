@@ -44,6 +44,23 @@ class Samples:
         return self._v[-1] if self._v else 0.0
 
 
+def kth(a: list[float], b: list[float], k: int) -> float:
+    """The k-th smallest (0-based) of two sorted lists together, in O(log len(b))."""
+    lo, hi = max(0, k + 1 - len(a)), min(k + 1, len(b))
+    while lo < hi:  # j = how many of b are among the k + 1 smallest
+        j = (lo + hi) // 2
+        if b[j] < a[k - j]:
+            lo = j + 1
+        else:
+            hi = j
+    j = lo
+    if j == 0:
+        return a[k]
+    if j == k + 1:
+        return b[j - 1]
+    return max(a[k - j], b[j - 1])
+
+
 def ratio(num: float, den: float) -> float:
     """num / den, 0.0 when den is 0."""
     return num / den if den else 0.0

@@ -122,7 +122,7 @@ class Network(Checkpointed):
         self.sent = self.delivered = self.dropped = self.duplicated = 0
         for i, node in enumerate(nodes):
             node.net = self
-            # an int seed: seeding with a float hashes it, and hash() is 32-bit in Pyodide (wasm32)
+            # an int seed: a float seed goes through the float's 32-bit hash in Pyodide (wasm32), a different stream
             node.rng = node_rngs[i] if node_rngs else random.Random(rng.randrange(1 << 62))
 
     # time ----------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ move is a lower bound too, and flagged censored (DESIGN.md's rule for unfinished
 
 from __future__ import annotations
 
-from sims.core.metrics import percentile
+from sims.core.metrics import kth, percentile
 from sims.core.panel import Checkpointed
 
 
@@ -46,20 +46,3 @@ class Tally(Checkpointed):
         hi = lo + 1 if lo + 1 < n else lo
         a, b = kth(v, ages, lo), kth(v, ages, hi)
         return a + (b - a) * (pos - lo), int(ages[0] <= b)
-
-
-def kth(a: list[float], b: list[float], k: int) -> float:
-    """The k-th smallest (0-based) of two sorted lists together, in O(log len(b))."""
-    lo, hi = max(0, k + 1 - len(a)), min(k + 1, len(b))
-    while lo < hi:  # j = how many of b are among the k + 1 smallest
-        j = (lo + hi) // 2
-        if b[j] < a[k - j]:
-            lo = j + 1
-        else:
-            hi = j
-    j = lo
-    if j == 0:
-        return a[k]
-    if j == k + 1:
-        return b[j - 1]
-    return max(a[k - j], b[j - 1])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from bisect import insort
 
-from sims.core.metrics import percentile
+from sims.core.metrics import kth, percentile
 from sims.core.panel import Checkpointed
 from sims.replication.oracle import RegisterOracle
 
@@ -136,20 +136,3 @@ class Books(Checkpointed):
             self.part_answered,
             self.part_issued_done + late_part,
         )
-
-
-def kth(a: list[float], b: list[float], k: int) -> float:
-    """The k-th smallest (0-based) of two sorted lists together, in O(log len(b))."""
-    lo, hi = max(0, k + 1 - len(a)), min(k + 1, len(b))
-    while lo < hi:  # j = how many of b are among the k + 1 smallest
-        j = (lo + hi) // 2
-        if b[j] < a[k - j]:
-            lo = j + 1
-        else:
-            hi = j
-    j = lo
-    if j == 0:
-        return a[k]
-    if j == k + 1:
-        return b[j - 1]
-    return max(a[k - j], b[j - 1])
