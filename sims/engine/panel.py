@@ -34,7 +34,7 @@ PANEL_PARAMS = {
     "deployment": Param(str, "", "single (empty) | colocated | disaggregated"),
     "prefill_replicas": Param(int, 1, "disaggregated: prefill engines (colocated: part of the total)"),
     "decode_replicas": Param(int, 1, "disaggregated: decode engines (colocated: part of the total)"),
-    "link_bytes_s": Param(float, 0.0, "KV transfer bandwidth between pools; 0 = the GPU profile's"),
+    "link_bytes_s": Param(float, 0.0, "KV transfer bandwidth between pools; 0 = the GPU profile's", min=0.0),
 }
 
 

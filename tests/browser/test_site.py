@@ -37,9 +37,9 @@ SCREENSHOT_PRESETS = {"ratelimit-burst", "cache-scan"}
 
 
 def default_panels(p) -> list[str]:
-    """The panels a page shows first (meta.js defaultPanels): the claim's (at most four, in the
-    preset's order) when it names two or more, else every panel."""
-    claim = [n for n in (p.site.get("claim") or {}).get("panels", []) if n in p.panel_names()][:4]
+    """The panels a page shows first (meta.js defaultPanels): the claim's (in the preset's order)
+    when it names two or more, else every panel."""
+    claim = [n for n in (p.site.get("claim") or {}).get("panels", []) if n in p.panel_names()]
     return [n for n in p.panel_names() if n in claim] if len(claim) >= 2 else p.panel_names()
 
 

@@ -19,14 +19,15 @@ export function loadMeta(name) {
 }
 
 /**
- * The panels shown by default: the claim's panels (best first, at most four) when the preset
- * states a claim, else every panel. The others are one click away in the panel picker.
+ * The panels shown by default: the claim's panels when the preset states a claim (a claim names
+ * the few that make its point; queues-hockey-stick's ρ ladder needs five), else every panel.
+ * The others are one click away in the panel picker.
  */
 export function defaultPanels(meta) {
   const all = meta.panels.map((p) => p.name);
   const claim = (claimOf(meta)?.panels || []).filter((n) => all.includes(n));
   if (claim.length < 2) return all;
-  return all.filter((n) => claim.slice(0, 4).includes(n));
+  return all.filter((n) => claim.includes(n));
 }
 
 /** The preset's claim ([site.claim]: metric, panels best first, margin, at), or null. */
