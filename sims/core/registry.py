@@ -226,10 +226,17 @@ def get_policy(topic: str, name: str) -> Any:
 
 
 def _load_workloads() -> None:
+    """The shared generators in sims/workloads/, then each topic's own ``workload`` module (a topic
+    that brings its own generator keeps it in its package)."""
+    import importlib.util
+
     import sims.workloads as pkg
 
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
         importlib.import_module(f"sims.workloads.{info.name}")
+    for name in topic_names():
+        if importlib.util.find_spec(f"sims.{name}.workload") is not None:
+            importlib.import_module(f"sims.{name}.workload")
 
 
 def get_workload(kind: str) -> Workload:
