@@ -1,4 +1,4 @@
-"""``contention replay`` (its parser is in sims/cli.py)."""
+"""``contention replay`` (its parser is in sims/cli/edges.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``contention sweep`` and ``contention plan`` (parsers in sims/cli.py, work here)."""
+"""``contention sweep`` and ``contention plan`` (parsers in sims/cli/edges.py, work here)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from sims import cli as cli_mod
+from sims.cli import output as cli_output
+from sims.cli import run as cli_run
 from sims.core import limits, stream
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -166,7 +168,7 @@ def test_trace_out_onto_a_full_disk(capsys):
         raise OSError(28, "No space left on device")
 
     with pytest.raises(cli_mod.UsageError, match="No space left"):
-        cli_mod._write_trace(events(), "/tmp/contention-full-test.jsonl")
+        cli_run.write_trace(events(), "/tmp/contention-full-test.jsonl")
     assert not Path("/tmp/contention-full-test.jsonl.part").exists()
 
 
@@ -208,7 +210,7 @@ def test_sigterm_during_trace_out_removes_the_part(tmp_path):
             yield {"t": float(i), "kind": "ref", "key": i}
 
     with pytest.raises(cli_mod.Terminated):
-        cli_mod._write_trace(events(), str(target))
+        cli_run.write_trace(events(), str(target))
     assert not target.exists() and not (tmp_path / "x.jsonl.part").exists()
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is put back
 
@@ -383,15 +385,15 @@ def test_user_preset_file_name_must_match(capsys, tmp_path):
 
 
 def test_progress_bar_skipped_without_a_terminal(monkeypatch, capsys):
-    monkeypatch.setattr(cli_mod, "_harness", lambda: pytest.fail("harness asked for without a terminal"))
+    monkeypatch.setattr(cli_output, "harness", lambda: pytest.fail("harness asked for without a terminal"))
     rc, out, err = run_main(capsys, "run", "ratelimit-burst", "--json")
     assert rc == 0 and err == ""
 
 
 def test_cli_runs_without_the_harness(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "contention_harness", None)  # import fails as if absent
-    monkeypatch.setattr(cli_mod, "_interactive", lambda: True)
-    assert cli_mod._harness() is None
+    monkeypatch.setattr(cli_output, "interactive", lambda: True)
+    assert cli_output.harness() is None
     rc, out, _ = run_main(capsys, "run", "ratelimit-burst", "--json")
     assert rc == 0 and json.loads(out)["preset"] == "ratelimit-burst"
     refused(capsys, "bench", "ratelimit-burst", needle="needs the wall-clock harness")

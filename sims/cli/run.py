@@ -1,0 +1,193 @@
+"""``contention list``, ``run``, ``trace`` and ``bench``: the commands that need only sims/ (bench
+also needs the wall-clock harness, beside sims/)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+from pathlib import Path
+
+from sims.cli import args as arg
+from sims.cli.args import Terminated, UsageError
+from sims.cli.output import harness, one_line, run_with_progress, table
+from sims.core import api, presets, registry
+from sims.core.limits import MAX_DURATION, show
+from sims.core.scenario import Scenario
+from sims.core.trace import TraceError
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Every preset; a broken one is listed as unavailable with its reason (exit status 0)."""
+    index = presets.load_index()
+    if args.json:
+        entries = [{**api.describe(p, summary=True), "available": True} for p in index.available]
+        entries = sorted(entries + index.unavailable, key=lambda e: e["name"])
+        print(json.dumps(entries, indent=2))
+        return 0
+    width = max((len(n) for n in presets.preset_names()), default=4)
+    rows = [(p.name, f"{p.name.ljust(width)}  {p.topic:<9}  {p.title}") for p in index.available]
+    rows += [
+        (e["name"], f"{e['name'].ljust(width)}  {'-':<9}  unavailable: {one_line(e['error'])}")
+        for e in index.unavailable
+    ]
+    for _, line in sorted(rows):
+        print(line)
+    return 0
+
+
+def _trace_schema(preset, seed: int | None, duration: float | None) -> dict:
+    """What a --trace-in stream must look like for this preset: the kinds and fields of the
+    preset's own stream, its scheduled events and its actions."""
+    from sims.core import stream
+
+    own = stream.build(preset, preset.seed if seed is None else seed, stream.horizon(preset, duration or 0.0))
+    expect = stream.schema(own + [dict(e) for e in preset.events])
+    for a in preset.actions:  # "break it" buttons: their events may appear in a recorded stream
+        expect.setdefault(a["event"]["kind"], {"kind": "string"})
+    return expect
+
+
+def write_trace(events, path: str) -> None:
+    """``--trace-out``: SIGTERM while writing removes the half-written ``F.part``."""
+    from sims.core import stream
+
+    def on_term(signum, frame):
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, on_term)
+    except (ValueError, AttributeError, OSError):  # not the main thread, or no signals (Pyodide)
+        previous = None
+    try:
+        stream.write(events, path)
+    except OSError as exc:
+        raise UsageError(f"--trace-out: cannot write {show(path, 120)}: {exc.strerror or exc}") from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    preset = presets.load(args.preset)
+    panels = arg.panels(args.panels)
+    if args.trace_out is not None:
+        out = Path(args.trace_out)
+        if out.is_dir():
+            raise UsageError(f"--trace-out: {show(args.trace_out, 120)} is a directory; expected a file name")
+        if not out.parent.is_dir():
+            raise UsageError(f"--trace-out: cannot write {show(args.trace_out, 120)}: its folder does not exist")
+    events = None
+    if args.trace_in:
+        from sims.core import stream
+
+        events = stream.read(args.trace_in, _trace_schema(preset, args.seed, args.duration))
+    sc = Scenario(preset, args.seed, args.duration, panels, events=events, drain=args.drain)
+    if events is None:
+        run_with_progress(sc, preset.name)
+    else:
+        try:  # a replayed stream can still hold values the panels cannot use
+            run_with_progress(sc, preset.name)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError, AssertionError) as exc:
+            raise TraceError(
+                f"{args.trace_in}: the stream does not fit preset {preset.name}: {type(exc).__name__}: {show(str(exc), 120)}"
+            ) from None
+    if args.drain:
+        sc.run()  # arrivals stopped at the duration: run until every request finishes
+    result = sc.result()
+    if args.trace_out is not None:
+        write_trace(sc.run_events(), args.trace_out)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(table(result))
+    return 0
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    topic = registry.load_topic(args.topic)
+    spec = topic.trace
+    values = {
+        a.flag.lstrip("-").replace("-", "_"): getattr(args, a.flag.lstrip("-").replace("-", "_")) for a in spec.args
+    }
+    result = spec.run(args.policy, values, Path(args.trace))
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for k, v in result.items():
+            if isinstance(v, list) and len(v) > 20:
+                v = f"[{', '.join(map(str, v[:20]))}, ... ({len(v)} items)]"
+            print(f"{k}: {v}")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    bench = harness()
+    if bench is None:
+        raise UsageError("bench needs the wall-clock harness (contention_harness), which is not installed here")
+    names = args.presets or presets.preset_names()
+    for n in names:
+        presets.load(n)
+    report = bench.run(names, runs=args.runs, per_panel=not args.no_panels, progress=not args.json)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(bench.table(report))
+    return 0
+
+
+def add(sub) -> None:
+    s = sub.add_parser("list", help="list the presets")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(fn=cmd_list)
+
+    s = sub.add_parser("run", help="run a preset to the end and compare its panels")
+    s.add_argument("preset", help="preset name (see `contention list`), or the path of your own preset file (.toml)")
+    s.add_argument("--seed", type=arg.seed, help="stream seed, 0 to 2^53-1 (default: the preset's)")
+    s.add_argument(
+        "--duration", type=arg.duration, help=f"virtual seconds, at most {MAX_DURATION:g} (default: the preset's)"
+    )
+    s.add_argument("--panels", help="comma-separated panel names to keep, each once")
+    s.add_argument("--json", action="store_true", help="print the run as one JSON object")
+    s.add_argument("--trace-out", metavar="F", type=arg.path, help="write the canonical stream (JSON lines) to F")
+    s.add_argument(
+        "--trace-in",
+        metavar="F",
+        type=arg.path,
+        help="replay a canonical stream from F instead of generating it (its event kinds and fields must match the preset's)",
+    )
+    s.add_argument(
+        "--drain",
+        action="store_true",
+        help="engine/cluster: stop arrivals at the duration, run until every request finishes, "
+        "and divide throughput by the time to the last completion (vLLM benchmark_serving)",
+    )
+    s.set_defaults(fn=cmd_run)
+
+    s = sub.add_parser("trace", help="run one policy over your own trace file")
+    tsub = s.add_subparsers(dest="topic", metavar="TOPIC", parser_class=arg.Parser)
+    tsub.required = True
+    for topic_name in registry.topic_names():  # every topic that declares a trace replay
+        topic = registry.load_topic(topic_name)
+        if topic.trace is None:
+            continue
+        t = tsub.add_parser(topic_name, help=topic.trace.help)
+        names = ", ".join(sorted(registry.policies(topic_name)))
+        t.add_argument(topic.trace.policy_flag, dest="policy", required=True, help=f"one of: {names}")
+        for a in topic.trace.args:
+            if a.type is bool:
+                t.add_argument(a.flag, action="store_true", help=a.help)
+                continue
+            t.add_argument(
+                a.flag, type=arg.positive(a.type) if a.positive else a.type, required=a.required, help=a.help
+            )
+        t.add_argument("--trace", required=True, metavar="F", type=arg.path, help="the trace file")
+        t.add_argument("--json", action="store_true", help="print JSON")
+        t.set_defaults(fn=cmd_trace)
+
+    s = sub.add_parser("bench", help="measure simulation throughput per preset (median of runs)")
+    s.add_argument("presets", nargs="*", help="presets to measure (default: all)")
+    s.add_argument("--runs", type=arg.positive(int), default=3, help="runs per measurement (median reported)")
+    s.add_argument("--no-panels", action="store_true", help="skip the per-panel measurements")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(fn=cmd_bench)
