@@ -213,6 +213,25 @@ OPS = {
 }
 
 
+def _feature_ops() -> None:
+    """A feature adds operations by adding a module ``web/pyodide/ops_<feature>.py`` with a dict
+    ``OPS`` of its own ``{name: fn(args) -> result}``; nothing here names it."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda i: i.name):
+        if info.name.startswith("ops_"):
+            extra = importlib.import_module(f"{__package__}.{info.name}").OPS
+            clash = sorted(set(extra) & set(OPS))
+            if clash:
+                raise RuntimeError(f"{info.name}: operations {clash} are already defined")
+            OPS.update(extra)
+
+
+_feature_ops()
+
+
 def call(op: str, args_json: str) -> str:
     """Run one request; returns ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "..."}``
     as JSON. Bad input (ValueError, including PresetError) gives a one-line message."""
