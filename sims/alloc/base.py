@@ -75,6 +75,32 @@ class Allocator:
     def state(self) -> dict:
         return {}
 
+    # -- recording mode (sims/core/diverge.py) ---------------------------------------------------
+    def where(self, oid: object) -> str:
+        """Where the object lives, for a decision: "at 4096", or its runs for a paged object."""
+        return self.where_runs([s for s, _, owner in self.ranges() if owner == oid])
+
+    @staticmethod
+    def where_runs(starts: list[int]) -> str:
+        if len(starts) == 1:
+            return f"at {starts[0]}"
+        return f"at {', '.join(map(str, starts[:3]))}" + (f" (+{len(starts) - 3} runs)" if len(starts) > 3 else "")
+
+    def explain(self, d, other=None) -> str:
+        """One sentence on a placement or a failure; every policy says its own (``say``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not explain its decisions")
+
+    def say(self, d, how: str) -> str:
+        """The sentence: ``how`` is the policy's rule for where a block goes."""
+        f = d.facts
+        if d.action == "fail":
+            return (
+                f"{self.policy_name} could not fit {d.subject} ({f['size']} B): the largest free block is "
+                f"{f['largest']} B of {f['free']} B free, and {how}"
+            )
+        verb = "grew" if d.action == "grow" else "placed"
+        return f"{self.policy_name} {verb} {d.subject} ({f['size']} B, holding {f['held']} B) {d.target}: {how}"
+
     def check_invariants(self) -> None:
         ranges = self.ranges()
         pos = 0

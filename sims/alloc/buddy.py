@@ -81,6 +81,9 @@ class Buddy(Allocator):
     def rename(self, old: object, new: object) -> None:
         self.blocks[new] = self.blocks.pop(old)
 
+    def where(self, oid: object) -> str:
+        return f"at {self.blocks[oid][0] * self.align}"
+
     def free_bytes(self) -> int:
         return self.free_units * self.align
 
@@ -95,6 +98,11 @@ class Buddy(Allocator):
         items = [[u * a, a << k, oid] for oid, (u, k) in self.blocks.items()]
         items += [[u * a, a << k, None] for k, s in enumerate(self.free_sets) for u in s]
         return _merge(items)
+
+    def explain(self, d, other=None) -> str:
+        return self.say(
+            d, "buddy rounds the size up to a power-of-two block, splitting the smallest larger free block in halves"
+        )
 
     def state(self) -> dict:
         return {"free_by_order": [[self.align << k, len(s)] for k, s in enumerate(self.free_sets) if s]}

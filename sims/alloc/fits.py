@@ -52,6 +52,9 @@ class Fit(Allocator):
     def rename(self, old: object, new: object) -> None:
         self.blocks[new] = self.blocks.pop(old)
 
+    def where(self, oid: object) -> str:
+        return f"at {self.blocks[oid][0]}"
+
     def free_bytes(self) -> int:
         return self.fl.total
 
@@ -76,6 +79,9 @@ class FirstFit(Fit):
     def place(self, need: int) -> int | None:
         return self.fl.first_fit(need)
 
+    def explain(self, d, other=None) -> str:
+        return self.say(d, "first fit takes the lowest-addressed free block that holds it")
+
 
 @register_policy("alloc", "next_fit")
 class NextFit(Fit):
@@ -97,6 +103,11 @@ class NextFit(Fit):
     def state(self) -> dict:
         return {"rover": self.rover}
 
+    def explain(self, d, other=None) -> str:
+        return self.say(
+            d, f"next fit searches from the last allocation's block (the rover, now {self.rover}) and wraps once"
+        )
+
 
 @register_policy("alloc", "best_fit")
 class BestFit(Fit):
@@ -107,6 +118,9 @@ class BestFit(Fit):
     def place(self, need: int) -> int | None:
         return self.fl.best_fit(need)
 
+    def explain(self, d, other=None) -> str:
+        return self.say(d, "best fit takes the smallest free block that holds it (the lowest address among equals)")
+
 
 @register_policy("alloc", "worst_fit")
 class WorstFit(Fit):
@@ -114,3 +128,6 @@ class WorstFit(Fit):
 
     def place(self, need: int) -> int | None:
         return self.fl.worst_fit(need)
+
+    def explain(self, d, other=None) -> str:
+        return self.say(d, "worst fit takes the largest free block, so the leftover stays usable")

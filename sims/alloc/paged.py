@@ -113,6 +113,9 @@ class Paged(Allocator):
         self.objs[new] = self.objs.pop(old)
         self.pages[new] = self.pages.pop(old)
 
+    def where(self, oid: object) -> str:
+        return self.where_runs([s for s, _ in self.objs[oid]])
+
     def free_bytes(self) -> int:
         return self.free_total
 
@@ -123,6 +126,13 @@ class Paged(Allocator):
         items = [[s, n, oid] for oid, runs in self.objs.items() for s, n in runs]
         items += [[s, n, None] for s, n in self.runs.items()]
         return _merge(items)
+
+    def explain(self, d, other=None) -> str:
+        n = -(-d.facts["size"] // self.page)
+        return self.say(
+            d,
+            f"paged gives it {n} pages of {self.page} B from any free runs, the shortest run that holds them all first",
+        )
 
     def state(self) -> dict:
         return {"page_size": self.page, "free_pages": self.free_total // self.page, "free_runs": len(self.runs)}

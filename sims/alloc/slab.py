@@ -107,6 +107,10 @@ class SlabAllocator(Allocator):
         if old in self.large:
             self.large[new] = self.large.pop(old)
 
+    def where(self, oid: object) -> str:
+        slab, at = self.objs[oid]
+        return f"at {at}" if slab is None else f"at {slab.start + at * slab.size_class}"
+
     def free_bytes(self) -> int:
         return self.fl.total + sum(len(s.free) * s.size_class for s in self.slabs.values())
 
@@ -127,6 +131,18 @@ class SlabAllocator(Allocator):
         for slab in self.slabs.values():
             items += [[slab.start + i * slab.size_class, slab.size_class, None] for i in slab.free]
         return _merge(items)
+
+    def explain(self, d, other=None) -> str:
+        size = d.facts["size"]
+        if size > self.max_class:
+            return self.say(
+                d, f"slab serves objects above its largest class ({self.max_class} B) first fit from the free list"
+            )
+        c = self.size_class(size)
+        return self.say(
+            d,
+            f"slab rounds it up to the {c} B size class and takes a slot of that class's most recently used partial slab, or a new {self.slab_size} B slab",
+        )
 
     def state(self) -> dict:
         return {"slabs": [[s.start, s.size_class, s.live] for s in sorted(self.slabs.values(), key=lambda s: s.start)]}

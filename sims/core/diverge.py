@@ -58,9 +58,11 @@ def seconds(t: float | None) -> str:
 def event_text(ev: dict) -> str:
     """One stream event in a few words, for the table's event column."""
     kind = ev.get("kind", "?")
-    for field_name in ("key", "id", "node"):
+    if "key" in ev:
+        return f"{kind} {name_key(ev['key'])}"
+    for field_name in ("id", "node"):
         if field_name in ev:
-            return f"{kind} {name_key(ev[field_name])}"
+            return f"{kind} {ev[field_name]}"
     if kind == "scan":
         return f"scan {ev.get('length')} from {name_key(ev.get('start'))}"
     return str(kind)

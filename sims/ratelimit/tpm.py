@@ -25,6 +25,7 @@ from collections import deque
 from math import ceil
 
 from sims.core.clock import Clock
+from sims.core.diverge import Decision
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
 from sims.core.registry import Param
@@ -224,6 +225,37 @@ class TpmPanel(Panel):
 
     def next_time(self) -> float | None:
         return self.clock.peek()
+
+    # -- recording mode (sims/core/diverge.py) -------------------------------------------------
+    def decide(self, events: list[dict], k: int) -> Decision | None:
+        ev = events[k]
+        if ev["kind"] != "request":
+            self.feed(events, k, k + 1, ev["t"])
+            return None
+        accepted, retries = self.accepted, self.retries
+        self.feed(events, k, k + 1, ev["t"])
+        action = "admit" if self.accepted > accepted else "retry" if self.retries > retries else "reject"
+        facts = {"why": self._why, "counter": self._counter(), "ev": ev}
+        return Decision(action, f"request #{k}", facts=facts)
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        """The policy's sentence: ``rule`` says what it counts, for the reject case."""
+        raise NotImplementedError(f"{type(self).__name__} does not explain its decisions")
+
+    def _say(self, d: Decision, counts: str) -> str:
+        f, name = d.facts, self.policy_name
+        ev = f["ev"]
+        size = f"prompt {ev['prompt_len']}, max_tokens {ev['max_tokens']}"
+        if d.action == "admit":
+            return f"{name} admitted {d.subject} ({size}): {counts} left room under the {self.tpm} TPM limit"
+        if f["why"] == "rpm":
+            cause = f"the window already held {self.rpm} requests (the RPM limit)"
+        elif f["why"] == "never":
+            cause = f"its charge exceeds the whole {self.tpm} TPM limit, so it can never fit"
+        else:
+            cause = f"{counts} left no room under the {self.tpm} TPM limit"
+        then = f"the {self.client} client will retry" if d.action == "retry" else "the client gives up"
+        return f"{name} answered 429 to {d.subject} ({size}): {cause}; {then}"
 
     # -- reading ------------------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:

@@ -85,6 +85,14 @@ class TpmReserve(_LocalWindow):
             self.counter.total += actual - handle[1]
         handle[1] = actual
 
+    def explain(self, d, other=None) -> str:
+        cost = self._charge(d.facts["ev"])
+        held = d.facts["counter"] - (cost if d.action == "admit" else 0)
+        return self._say(
+            d,
+            f"reserving prompt + max_tokens ({cost}) on top of the {held} tokens reserved in the window",
+        )
+
 
 @register_policy("ratelimit", "tpm_estimate")
 class TpmEstimate(_LocalWindow):
@@ -92,6 +100,14 @@ class TpmEstimate(_LocalWindow):
 
     def _charge(self, ev: dict) -> int:
         return max(ev["max_tokens"], (ev["prompt_chars"] + 3) // 4)
+
+    def explain(self, d, other=None) -> str:
+        cost = self._charge(d.facts["ev"])
+        held = d.facts["counter"] - (cost if d.action == "admit" else 0)
+        return self._say(
+            d,
+            f"charging max(max_tokens, prompt characters / 4) = {cost} on top of the {held} charged in the window",
+        )
 
 
 @register_policy("ratelimit", "tpm_post_debit")
@@ -140,6 +156,11 @@ class TpmPostDebit(TpmPanel):
         self.tokens_charged += actual
         if total > self.peak_counter:
             self.peak_counter = total
+
+    def explain(self, d, other=None) -> str:
+        return self._say(
+            d, f"nothing charged up front: the counter of actual tokens debited after responses ({d.facts['counter']})"
+        )
 
     def _retry_after(self, t: float, ev: dict) -> float | None:
         wait = self.reqlog.wait(t, self.rpm) if self.rpm else 0.0
@@ -240,6 +261,15 @@ class TpmShared(TpmPanel):
         if handle[2]:  # self.counter.settle(handle, actual)
             self.counter.total += actual - handle[1]
         handle[1] = actual
+
+    def explain(self, d, other=None) -> str:
+        ev = d.facts["ev"]
+        view = (
+            "the exact shared counter"
+            if self.sync == 0
+            else f"its gateway's view (the global counter at its last sync, {self.sync:g} s apart, plus its own charges)"
+        )
+        return self._say(d, f"reserving {ev['prompt_len'] + ev['max_tokens']} against {view}")
 
     def _retry_after(self, t: float, ev: dict) -> float | None:
         if self.sync == 0:
