@@ -59,6 +59,16 @@ class SGLangCacheAware(Router):
         self.trees[pick].insert(req["segments"])
         return pick
 
+    def explain(self, d, other=None) -> str:
+        p, branch = self.params, d.facts["branch"]
+        if branch == "balance":
+            why = f"in-flight requests were imbalanced (max - min > {p['balance_abs_threshold']} and max > {p['balance_rel_threshold']:g} x min), so the shortest queue"
+        elif branch == "match":
+            why = f"its radix tree of past routes matched the prompt best, above the {p['cache_threshold']:g} match-rate threshold"
+        else:
+            why = f"no tree matched more than {p['cache_threshold']:g} of the prompt, so the worker with the smallest tree"
+        return self.say(d, why)
+
     def state(self):
         tokens = [sum(view[i].size for view in self.views) for i in range(self.n)]
         return {"tree_tokens": tokens, "router_replicas": len(self.views), "decisions": dict(self.decisions)}
@@ -125,6 +135,14 @@ class EstimatedPrefix(Router):
         self.index.add(pick, hashes)
         return pick
 
+    def explain(self, d, other=None) -> str:
+        why = {
+            "affine": "the best prefix + kv + queue score, and its LRU index of past routes matched the most of the prompt",
+            "outvoted": "the best prefix + kv + queue score: another pod matched more of the prompt but was more loaded",
+            "cold": "no pod's index of past routes matched the prompt, so the kv and queue scorers alone chose",
+        }[d.facts["branch"]]
+        return self.say(d, why)
+
     def state(self):
         return {
             "indexed_blocks": [len(lru) for lru in self.index.lrus],
@@ -187,6 +205,15 @@ class PrecisePrefix(Router):
         pw = p["prefix_weight"]
         scores = [s + pw * frac[i] for s, i in zip(scores, cands)]
         return pick_max(self.rng, cands, scores)
+
+    def explain(self, d, other=None) -> str:
+        p = self.params
+        why = {
+            "affinity": f"the KV-event index shows it caching at least {p['affinity_threshold']:g} of the prompt's blocks, and among such pods it scored best (prefix 3 : kv 2 : queue 2)",
+            "spill": f"every pod caching the prompt had {p['max_waiting']} or more waiting, so stickiness gave way to the best-scored pod that was not overloaded",
+            "cold": "no pod caches enough of the prompt (by the KV-event index), so the load scorers chose",
+        }[d.facts["branch"]]
+        return self.say(d, why)
 
     def state(self):
         return {

@@ -66,11 +66,26 @@ class Router:
     def check_invariants(self) -> None:
         pass
 
+    def explain(self, d, other=None) -> str:
+        """One sentence on a route (``d.facts``: the loads it saw and the branch of its rule)."""
+        raise NotImplementedError(f"{type(self).__name__} does not explain its routes")
+
+    def say(self, d, why: str) -> str:
+        return f"{self.policy_name} sent {d.subject} to {d.target}: {why}"
+
+    @staticmethod
+    def tokens(d) -> str:
+        loads = d.facts["loads"]
+        return f"{loads[d.facts['pick']].outstanding_tokens} outstanding tokens; all: {[p.outstanding_tokens for p in loads]}"
+
 
 @register_policy("cluster", "random")
 class RandomRouter(Router):
     def route(self, t, req, hashes, loads):
         return self.rng.randrange(self.n)
+
+    def explain(self, d, other=None) -> str:
+        return self.say(d, f"drawn uniformly from the {self.n} pods, whatever their load or cache")
 
 
 @register_policy("cluster", "round_robin")
@@ -84,6 +99,9 @@ class RoundRobin(Router):
         self.next = (i + 1) % self.n
         return i
 
+    def explain(self, d, other=None) -> str:
+        return self.say(d, f"the next of the {self.n} pods in turn, whatever its load or cache")
+
 
 @register_policy("cluster", "least_loaded")
 class LeastLoaded(Router):
@@ -91,6 +109,9 @@ class LeastLoaded(Router):
 
     def route(self, t, req, hashes, loads):
         return self._pick_min([p.outstanding_tokens for p in loads])
+
+    def explain(self, d, other=None) -> str:
+        return self.say(d, f"it had the fewest outstanding tokens ({self.tokens(d)})")
 
 
 @register_policy("cluster", "p2c")
@@ -104,6 +125,9 @@ class PowerOfTwo(Router):
         b = self.rng.randrange(self.n - 1)
         b += b >= a
         return b if loads[b].outstanding_tokens < loads[a].outstanding_tokens else a
+
+    def explain(self, d, other=None) -> str:
+        return self.say(d, f"of two pods drawn at random it had fewer outstanding tokens ({self.tokens(d)})")
 
 
 _WEIGHT = Param(float, 2.0, "scorer weight")
@@ -135,6 +159,13 @@ class LoadOnly(Router):
         cands = list(range(self.n))
         scores = load_scores(loads, cands, self.params["kv_weight"], self.params["queue_weight"])
         return pick_max(self.rng, cands, scores)
+
+    def explain(self, d, other=None) -> str:
+        p = d.facts["loads"][d.facts["pick"]]
+        return self.say(
+            d,
+            f"the best load score, free KV cache and a short queue ({p.waiting} waiting, KV {p.kv_usage:.0%} used); no prefix scorer",
+        )
 
 
 class HashRing:
@@ -178,3 +209,10 @@ class PrefixHash(Router):
         else:
             key = stable_hash64(str(req["segments"][0][0]) if req.get("segments") else str(req.get("id")))
         return self.ring.owner(key)
+
+    def explain(self, d, other=None) -> str:
+        k = self.params["prefix_blocks"]
+        return self.say(
+            d,
+            f"the hash of the prompt's first {k} blocks lands on its point of the consistent-hash ring, whatever its load",
+        )
