@@ -16,7 +16,7 @@ from typing import Any
 
 from sims.core.diverge import Diverge
 
-_ENGINES: dict[str, tuple[tuple, Diverge]] = {}  # session id -> (what it was built from, engine)
+_ENGINES: dict[str, tuple[tuple, Diverge, object]] = {}  # session id -> (built from, engine, session)
 
 
 def _op_diverge(a: dict) -> dict:
@@ -25,11 +25,11 @@ def _op_diverge(a: dict) -> dict:
     s = bridge._session(a)
     first, second = str(a["a"]), str(a["b"])
     events = s.sc.events
-    key = (first, second, s.seed, len(events), len(s.injected))
+    key = (id(s), first, second, len(events), len(s.injected))  # a new session (new parameters) starts over
     held = _ENGINES.get(a["id"])
     if a.get("restart") or held is None or held[0] != key:
         engine = Diverge(s.base, first, second, seed=s.seed, duration=s.sc.duration, events=list(events))
-        _ENGINES[a["id"]] = held = (key, engine)
+        _ENGINES[a["id"]] = held = (key, engine, s)  # holding s keeps id(s) from being reused
     engine = held[1]
     found = next(engine, None)
     out: dict[str, Any] = {"divergence": found.as_json() if found else None}
