@@ -80,6 +80,8 @@ class ARC(CachePolicy):
         victim = d.facts.get("victim")
         if victim in self.b2:
             reason = f"T1 was within its target p={self.p:.1f}, so T2's least recently used key (seen {{uses}} times, last at {{last}}) went, to ghost list B2"
+        elif victim not in self.b1:
+            reason = "T1 filled the whole cache with keys seen once, so its least recently used key (last at {last}) went outright, with no ghost"
         else:
             reason = f"T1, the keys seen once since they came in, was over its target p={self.p:.1f}, so its least recently used key (last at {{last}}) went, to ghost list B1"
         return why.say(self, d, reason) + why.kept(other, self._where)

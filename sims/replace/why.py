@@ -84,6 +84,7 @@ def record(panel: Any, policy: Any, events: list[dict], k: int, name: Callable[[
     if kind == "scan":
         subject = f"{len(keys)} keys from {name(keys[0])}" if keys else "an empty scan"
         target = f"{len(victims)} evicted" + (f", first {name(victims[0])}" if victims else "")
+        facts["first"] = name(victims[0]) if victims else ""
         d = Decision("scan", subject, target, tuple(victims), facts)
     elif victims:  # Redis evicts at the next command, a hit included
         facts["hit"] = panel.hits > hits
@@ -97,8 +98,10 @@ def record(panel: Any, policy: Any, events: list[dict], k: int, name: Callable[[
 
 
 def say(policy: Any, d: Decision, reason: str) -> str:
-    """The sentence for a replacement decision; ``reason`` says why the victim went, in the
-    policy's terms ({last}, {admitted}, {uses} are the victim's history)."""
+    """The sentence for a replacement decision; ``reason`` says why the victim of an ``evict``
+    went, in the policy's terms ({last}, {admitted}, {uses} are the victim's history). A scan's
+    sentence counts its victims (the policy's state after a whole scan no longer shows why each
+    one went)."""
     who = title(policy)
     f = d.facts
     why = reason.format(last=seconds(f.get("last")), admitted=seconds(f.get("admitted")), uses=f.get("uses", 0))
@@ -107,15 +110,15 @@ def say(policy: Any, d: Decision, reason: str) -> str:
     if d.action == "admit":
         return f"{who} admitted {d.subject} into a free slot: nothing had to go"
     if d.action == "scan":
-        first = f" {d.target.split('first ')[-1]} went first: {why}" if d.detail else ""
-        return f"{who} let the scan of {d.subject} push out {len(d.detail)} keys;{first}"
+        first = f", first {f['first']} (last used at {seconds(f.get('last'))})" if d.detail else ""
+        return f"{who} let the scan of {d.subject} push out {len(d.detail)} keys{first}"
     cause = f"on the reference to {f.get('key')}" if f.get("hit") else f"to admit {f.get('key')}"
     return f"{who} evicted {d.subject} {cause}: {why}"
 
 
 def kept(other: Decision | None, where: Callable[[Hashable], str | None]) -> str:
     """ ", and kept k17 in T2" when the other panel evicted a key this one still holds."""
-    if other is None or not other.detail:
+    if other is None or other.action != "evict":
         return ""
     place = where(other.detail[0])
     return f"; it kept {other.subject} {place}" if place else ""
