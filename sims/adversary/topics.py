@@ -1,0 +1,90 @@
+"""What a search varies in each topic it supports, and how a candidate becomes a stream.
+
+A candidate (a "genome") is a list of integers: page numbers or cache keys (paging, cache), a
+set of distinct keys (hashing), or arrival times in milliseconds, sorted (ratelimit). Each topic
+spec turns it into exactly the events its preset workload generates (``sequence`` for keys,
+``arrival_times`` for times) and into that ``[workload]`` table, so a written preset replays the
+candidate bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sims.core import registry
+
+__all__ = ["SPECS", "TopicSpec", "spec_of"]
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    topic: str
+    size_param: str  # the panel parameter that --size (k) sets
+    genome: str  # "keys" (a reference string), "set" (distinct keys) or "times" (sorted ms)
+    rate: float = 1.0  # references per second for key genomes
+    defaults: dict = field(default_factory=dict)  # panel parameters written under [defaults]
+    # build each panel once and copy it per candidate (its constructor is costly: a ring of
+    # 1,000 SHA-256 points); only for panels that never read their context's stream
+    copy_panels: bool = False
+
+    def universe(self, k: int, length: int, keys: int | None) -> int:
+        """How many distinct values a gene takes: keys 0..U-1, or milliseconds 1..U."""
+        if self.genome == "times":
+            return 1000 * self.span(k, length)
+        if keys is not None:
+            return keys
+        if self.genome == "set":
+            return 1_000_000
+        return k + 3 if self.topic == "paging" else 2 * k
+
+    def span(self, k: int, length: int) -> int:
+        """ratelimit: seconds the arrivals spread over, so that on average they come at the limit."""
+        return max(2, -(-length // k))
+
+    def workload(self, genome: list[int]) -> dict:
+        """The preset's ``[workload]`` table for a candidate."""
+        if self.genome == "times":
+            return {"kind": "arrival_times", "times": [ms / 1000 for ms in genome]}
+        return {"kind": "sequence", "rate": self.rate, "keys": list(genome)}
+
+    def events(self, genome: list[int]) -> list[dict]:
+        """The stream the workload above generates (the same dicts, the same float times)."""
+        if self.genome == "times":
+            return [{"t": float(ms / 1000), "kind": "request", "id": i} for i, ms in enumerate(genome)]
+        dt = 1.0 / self.rate
+        return [{"t": i * dt, "kind": "ref", "key": key} for i, key in enumerate(genome, 1)]
+
+    def duration(self, genome: list[int]) -> float:
+        """The run's length: up to the last event (at least one second for an empty list)."""
+        if not genome:
+            return 1.0
+        last = genome[-1] / 1000 if self.genome == "times" else len(genome) * (1.0 / self.rate)
+        return max(1.0, float(last))
+
+    def panel_params(self, policy: str, size: int) -> dict:
+        """The raw panel parameters of ``policy`` at size ``size`` (before the topic's defaults)."""
+        cls = registry.get_policy(self.topic, policy)
+        if self.topic != "ratelimit":
+            return {self.size_param: size}
+        params = getattr(cls, "PARAMS", None)
+        if not isinstance(cls, type) or params is None or not any(p in params for p in ("limit", "burst")):
+            raise ValueError(f"ratelimit policy {policy!r} limits tokens, not requests; search cannot vary it")
+        out: dict = {}
+        for name, spec in params.items():
+            if name in ("limit", "burst", "rate"):
+                out[name] = spec.type(size)
+        return out
+
+
+SPECS = {
+    "paging": TopicSpec("paging", "frames", "keys"),
+    "cache": TopicSpec("cache", "size", "keys"),
+    "hashing": TopicSpec("hashing", "nodes", "set", rate=1000.0, copy_panels=True),
+    "ratelimit": TopicSpec("ratelimit", "limit", "times"),
+}
+
+
+def spec_of(topic: str) -> TopicSpec:
+    if topic not in SPECS:
+        raise ValueError(f"unknown topic {topic!r} for search; valid: {', '.join(sorted(SPECS))}")
+    return SPECS[topic]
