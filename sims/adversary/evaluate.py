@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass
 
 from sims.adversary.objective import Objective
-from sims.adversary.topics import TopicSpec, spec_of
+from sims.adversary.topics import Layout, TopicSpec, spec_of
 from sims.core import registry
 from sims.core.panel import PanelContext
 
@@ -32,7 +32,11 @@ class PanelPlan:
 
 class Problem:
     """The topic, the objective for one k, the panels it needs (plus any extra policies to show),
-    and the seed the written preset runs at (a panel's own generator derives from it)."""
+    and the seed the run uses (a panel's own generator derives from it).
+
+    With ``preset`` (the browser's page), the panels are the preset's own (its names, its
+    parameters): each term names a panel of it by policy and size, and every candidate fits
+    in the preset's duration, so the page plays it with only its ``workload`` replaced."""
 
     def __init__(
         self,
@@ -44,18 +48,20 @@ class Problem:
         extra: list[str] = (),
         keys: int | None = None,
         seed: int = 1,
+        preset=None,
     ) -> None:
         self.spec: TopicSpec = spec_of(topic)
         if size < 1 or length < 1:
             raise ValueError(f"--size and --length must be >= 1, got {size} and {length}")
+        if keys is not None and keys < 1:
+            raise ValueError(f"--keys must be >= 1, got {keys}")
         self.topic = topic
         self.objective = Objective(objective, size)
         self.size = size
         self.length = length
         self.seed = seed
-        self.universe = self.spec.universe(size, length, keys)
-        if self.universe < 1:
-            raise ValueError(f"--keys must be >= 1, got {keys}")
+        self.layout: Layout = self.spec.layout(size, length, keys, preset.duration if preset is not None else None)
+        self.universe = self.layout.universe
         self._topic = registry.load_topic(topic)
         known = registry.topic_info(topic).metrics
         for term in self.objective.terms:
@@ -65,14 +71,33 @@ class Problem:
                 )
         self.panels: list[PanelPlan] = []
         self._index: dict[tuple[str, int], int] = {}
-        wanted = [(t.policy, t.size) for t in self.objective.terms] + [(p, size) for p in extra]
-        first = {}
-        for policy, _ in wanted:
-            first.setdefault(policy, len(first))
-        for policy, psize in sorted(set(wanted), key=lambda w: (first[w[0]], w[1])):  # fifo-3 before fifo-4
-            self._plan(policy, psize)
         self._protos: dict[str, object] = {}  # spec.copy_panels: each panel built once, on no stream
+        if preset is not None:
+            self._preset_panels(preset)
+        else:
+            wanted = [(t.policy, t.size) for t in self.objective.terms] + [(p, size) for p in extra]
+            first: dict[str, int] = {}
+            for policy, _ in wanted:
+                first.setdefault(policy, len(first))
+            for policy, psize in sorted(set(wanted), key=lambda w: (first[w[0]], w[1])):  # fifo-3 before fifo-4
+                self._plan(policy, psize)
         self._slots = [self._index[(t.policy, t.size)] for t in self.objective.terms]
+
+    def _preset_panels(self, preset) -> None:
+        """One plan per panel of the preset that a term names (the first of its policy and size)."""
+        for t in self.objective.terms:
+            if (t.policy, t.size) in self._index:
+                continue
+            registry.get_policy(self.topic, t.policy)  # an unknown policy: the valid ones
+            hit = [p for p in preset.panels if p.policy == t.policy and self.spec.size_of(p.params) == t.size]
+            if not hit:
+                have = ", ".join(f"{p.name} ({p.policy}, {self.spec.size_of(p.params)})" for p in preset.panels)
+                raise ValueError(
+                    f"objective: column {t.column}: {preset.name} has no {t.policy} panel of size {t.size}; its panels: {have}"
+                )
+            p = hit[0]
+            self._index[(t.policy, t.size)] = len(self.panels)
+            self.panels.append(PanelPlan(p.name, p.policy, t.size, {}, dict(p.params)))
 
     def _plan(self, policy: str, size: int) -> None:
         if (policy, size) in self._index:
@@ -86,8 +111,8 @@ class Problem:
 
     def metrics(self, genome: list[int]) -> dict[str, dict[str, float]]:
         """Every panel's metrics at the end of the candidate's run, by panel name."""
-        events = self.spec.events(genome)
-        duration = self.spec.duration(genome)
+        events = self.layout.events(genome)
+        duration = self.layout.run_length(genome)
         out = {}
         for plan in self.panels:
             panel = self._panel(plan, events, duration)

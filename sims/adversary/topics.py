@@ -9,11 +9,12 @@ candidate bit for bit.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from sims.core import registry
 
-__all__ = ["SPECS", "TopicSpec", "spec_of"]
+__all__ = ["SPECS", "Layout", "TopicSpec", "spec_of"]
 
 
 @dataclass(frozen=True)
@@ -27,39 +28,34 @@ class TopicSpec:
     # 1,000 SHA-256 points); only for panels that never read their context's stream
     copy_panels: bool = False
 
-    def universe(self, k: int, length: int, keys: int | None) -> int:
-        """How many distinct values a gene takes: keys 0..U-1, or milliseconds 1..U."""
+    def layout(self, k: int, length: int, keys: int | None, duration: float | None = None) -> Layout:
+        """How candidates of this search become streams. ``duration``: fit every candidate into
+        a preset's run of that length (the browser keeps the page's duration), else the run lasts
+        until the last event."""
+        rate = self.rate
+        span = max(2, -(-length // k))  # ratelimit: seconds over which arrivals come at the limit on average
+        if duration is not None:
+            rate = length / duration  # the length-th reference lands at or before the duration
+            while length * (1.0 / rate) > duration:
+                rate = math.nextafter(rate, math.inf)
+            span = duration
         if self.genome == "times":
-            return 1000 * self.span(k, length)
-        if keys is not None:
-            return keys
-        if self.genome == "set":
-            return 1_000_000
-        return k + 3 if self.topic == "paging" else 2 * k
+            universe = int(1000 * span)
+        elif keys is not None:
+            universe = keys
+        elif self.genome == "set":
+            universe = 1_000_000
+        else:  # k+3 pages: FIFO's anomaly needs at least k+2 distinct pages and is easy to find with k+3
+            universe = k + 3 if self.topic == "paging" else 2 * k
+        return Layout(self.genome, rate, universe, duration)
 
-    def span(self, k: int, length: int) -> int:
-        """ratelimit: seconds the arrivals spread over, so that on average they come at the limit."""
-        return max(2, -(-length // k))
-
-    def workload(self, genome: list[int]) -> dict:
-        """The preset's ``[workload]`` table for a candidate."""
-        if self.genome == "times":
-            return {"kind": "arrival_times", "times": [ms / 1000 for ms in genome]}
-        return {"kind": "sequence", "rate": self.rate, "keys": list(genome)}
-
-    def events(self, genome: list[int]) -> list[dict]:
-        """The stream the workload above generates (the same dicts, the same float times)."""
-        if self.genome == "times":
-            return [{"t": float(ms / 1000), "kind": "request", "id": i} for i, ms in enumerate(genome)]
-        dt = 1.0 / self.rate
-        return [{"t": i * dt, "kind": "ref", "key": key} for i, key in enumerate(genome, 1)]
-
-    def duration(self, genome: list[int]) -> float:
-        """The run's length: up to the last event (at least one second for an empty list)."""
-        if not genome:
-            return 1.0
-        last = genome[-1] / 1000 if self.genome == "times" else len(genome) * (1.0 / self.rate)
-        return max(1.0, float(last))
+    def size_of(self, params: dict) -> int | None:
+        """The size (k) of a panel with these resolved parameters."""
+        if self.topic == "ratelimit":
+            v = params.get("limit", params.get("burst"))
+        else:
+            v = params.get(self.size_param)
+        return int(v) if isinstance(v, (int, float)) and v == int(v) else None
 
     def panel_params(self, policy: str, size: int) -> dict:
         """The raw panel parameters of ``policy`` at size ``size`` (before the topic's defaults)."""
@@ -74,6 +70,39 @@ class TopicSpec:
             if name in ("limit", "burst", "rate"):
                 out[name] = spec.type(size)
         return out
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Candidates as streams: keys at ``rate`` per second from t = 1/rate, or arrival times in
+    milliseconds 1..``universe``; ``duration`` fixed (a preset's) or up to the last event."""
+
+    genome: str
+    rate: float
+    universe: int  # keys 0..universe-1, or milliseconds 1..universe
+    duration: float | None = None
+
+    def workload(self, genome: list[int]) -> dict:
+        """The preset's ``[workload]`` table for a candidate."""
+        if self.genome == "times":
+            return {"kind": "arrival_times", "times": [ms / 1000 for ms in genome]}
+        return {"kind": "sequence", "rate": self.rate, "keys": list(genome)}
+
+    def events(self, genome: list[int]) -> list[dict]:
+        """The stream the workload above generates: the same dicts, the same float times."""
+        if self.genome == "times":
+            return [{"t": ms / 1000, "kind": "request", "id": i} for i, ms in enumerate(genome)]
+        dt = 1.0 / self.rate
+        return [{"t": i * dt, "kind": "ref", "key": key} for i, key in enumerate(genome, 1)]
+
+    def run_length(self, genome: list[int]) -> float:
+        """The run's duration: the fixed one, else up to the last event (at least 1 s)."""
+        if self.duration is not None:
+            return self.duration
+        if not genome:
+            return 1.0
+        last = genome[-1] / 1000 if self.genome == "times" else len(genome) * (1.0 / self.rate)
+        return max(1.0, float(last))
 
 
 SPECS = {

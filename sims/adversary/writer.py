@@ -55,11 +55,11 @@ def preset_text(problem: Problem, genome: list[int], name: str, score: float, co
         f"watch_for = {_value(watch)}",
         f"description = {_value(description)}",
         f"seed = {problem.seed}",
-        f"duration = {_value(problem.spec.duration(genome))}",
+        f"duration = {_value(problem.layout.run_length(genome))}",
         "",
         "[workload]",
     ]
-    lines += [f"{k} = {_value(v)}" for k, v in problem.spec.workload(genome).items()]
+    lines += [f"{k} = {_value(v)}" for k, v in problem.layout.workload(genome).items()]
     if problem.spec.defaults:
         lines += ["", "[defaults]"] + [f"{k} = {_value(v)}" for k, v in problem.spec.defaults.items()]
     for plan in problem.panels:

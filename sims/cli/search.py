@@ -108,7 +108,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         "budget": args.budget,
         **search.state(),
         "best_score": _number(search.best_score) if math.isfinite(search.best_score) else None,
-        "workload": problem.spec.workload(best),
+        "workload": problem.layout.workload(best),
         "panels": metrics,
         "out": args.out,
     }
@@ -122,7 +122,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             f"  {name}: "
             + ", ".join(f"{k} {m[k]:g}" for k in sorted({t.metric for t in problem.objective.terms} & set(m)) or m)
         )
-    wl = problem.spec.workload(best)
+    wl = problem.layout.workload(best)
     seq = wl.get("keys", wl.get("times"))
     print(f"workload ({len(seq)}): {' '.join(map(str, seq[:60]))}{' ...' if len(seq) > 60 else ''}")
     if args.out is not None:
