@@ -72,6 +72,7 @@ class Problem:
         self.panels: list[PanelPlan] = []
         self._index: dict[tuple[str, int], int] = {}
         self._protos: dict[str, object] = {}  # spec.copy_panels: each panel built once, on no stream
+        self._scheduled = [dict(e) for e in preset.events] if preset is not None else []  # add a node at t...
         if preset is not None:
             self._preset_panels(preset)
         else:
@@ -113,6 +114,11 @@ class Problem:
         """Every panel's metrics at the end of the candidate's run, by panel name."""
         events = self.layout.events(genome)
         duration = self.layout.run_length(genome)
+        if self._scheduled:  # merged as the stream builder does: after workload events at the same time
+            merged = [(e["t"], 0, i, e) for i, e in enumerate(events)]
+            merged += [(e["t"], 1, i, e) for i, e in enumerate(self._scheduled) if e["t"] <= duration]
+            merged.sort(key=lambda x: (x[0], x[1], x[2]))
+            events = [m[3] for m in merged]
         out = {}
         for plan in self.panels:
             panel = self._panel(plan, events, duration)
