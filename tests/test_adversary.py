@@ -233,3 +233,14 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, words):
     assert main(["search", *argv]) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_from_a_preset_starts_at_its_own_stream(capsys):
+    """--from paging-belady with --length 12 and one evaluation scores the classic string itself."""
+    argv = ["search", "paging", "--from", "paging-belady", "--objective", BELADY, "--size", "3", "--length", "12"]
+    assert main([*argv, "--budget", "1", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["workload"]["keys"] == [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5]
+    assert result["panels"]["fifo-3"]["faults"] == 9 and result["panels"]["fifo-4"]["faults"] == 10
+    assert main(["search", "ratelimit", "--from", "cache-scan", "--objective", "accepted(fixed_window)"]) == 2
+    assert "is a cache preset, not ratelimit" in capsys.readouterr().err

@@ -4,7 +4,8 @@ Each evaluation mutates the current candidate (change, insert or delete a refere
 duplicate a segment elsewhere) and keeps the mutant when it scores at least as well: sideways
 moves let the walk cross the plateaus most objectives have (most strings show no Bélády anomaly
 at all). After ``patience`` evaluations without a strict improvement it restarts from a fresh
-random candidate; the best candidate ever seen is kept. Every draw comes from one generator
+random candidate; the best candidate ever seen is kept. The first candidate may be given (the
+CLI's ``--from PRESET``: the start of a preset's own stream). Every draw comes from one generator
 derived from the seed, so a (problem, seed, budget) names one result, in chunks of any size.
 """
 
@@ -20,7 +21,9 @@ MAX_BUDGET = 10_000_000
 
 
 class Search:
-    def __init__(self, problem: Problem, seed: int, budget: int, patience: int | None = None) -> None:
+    def __init__(
+        self, problem: Problem, seed: int, budget: int, patience: int | None = None, start: list[int] | None = None
+    ) -> None:
         if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
             raise ValueError(f"--budget must be an integer in [1, {MAX_BUDGET}], got {budget!r}")
         self.problem = problem
@@ -35,6 +38,9 @@ class Search:
         self.best: list[int] = []
         self.best_score = -math.inf
         self.best_at = 0  # the evaluation that found the best
+        self._start = (
+            None if start is None else list(start)[: problem.length]
+        )  # the first candidate; restarts are random
 
     @property
     def done(self) -> bool:
@@ -45,7 +51,7 @@ class Search:
         stop = self.budget if n is None else min(self.budget, self.evals + n)
         while self.evals < stop:
             if self.current is None or self.stale >= self.patience:
-                cand = self._fresh()
+                cand, self._start = (self._start, None) if self._start else (self._fresh(), None)
                 if self.current is not None:
                     self.restarts += 1
                 self.current, self.current_score, self.stale = cand, self._score(cand), 0

@@ -95,6 +95,17 @@ class Layout:
         dt = 1.0 / self.rate
         return [{"t": i * dt, "kind": "ref", "key": key} for i, key in enumerate(genome, 1)]
 
+    def genome_of(self, events: list[dict], length: int) -> list[int]:
+        """A candidate from a stream (a preset's own generator): its first ``length`` references
+        (integer keys) or arrivals (times in whole milliseconds, 1..universe)."""
+        if self.genome == "times":
+            times = [ev["t"] for ev in events if ev["kind"] == "request"][:length]
+            return [min(self.universe, max(1, round(t * 1000))) for t in times]
+        keys = [ev["key"] for ev in events if ev["kind"] == "ref" and isinstance(ev.get("key"), int)][:length]
+        if self.genome == "set":
+            keys = list(dict.fromkeys(keys))
+        return keys
+
     def run_length(self, genome: list[int]) -> float:
         """The run's duration: the fixed one, else up to the last event (at least 1 s)."""
         if self.duration is not None:

@@ -52,6 +52,8 @@ def _command(args: argparse.Namespace, objective: str) -> str:
     words += ["--budget", str(args.budget), "--seed", str(args.seed)]
     if args.keys is not None:
         words += ["--keys", str(args.keys)]
+    if args.start is not None:
+        words += ["--from", args.start]
     return shlex.join(words)
 
 
@@ -84,7 +86,17 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.out is not None and not Path(args.out).parent.is_dir():
         raise UsageError(f"--out: cannot write {show(args.out, 120)}: its folder does not exist")
     problem = Problem(args.topic, objective, args.size, args.length, extra=policies, keys=args.keys, seed=args.seed)
-    search = Search(problem, args.seed, args.budget)
+    start = None
+    if args.start is not None:
+        from sims.core import presets, stream
+
+        source = presets.load(args.start)
+        if source.topic != args.topic:
+            raise UsageError(f"--from: {source.name} is a {source.topic} preset, not {args.topic}")
+        start = problem.layout.genome_of(stream.build(source, source.seed, source.duration), args.length)
+        if not start:
+            raise UsageError(f"--from: {source.name}'s stream has no references a {args.topic} search can vary")
+    search = Search(problem, args.seed, args.budget, start=start)
     timer = harness() if interactive() and not args.json else None
     bar = timer.Progress(f"search {args.topic}") if timer is not None else None
     while not search.done:
@@ -167,6 +179,12 @@ def add(sub) -> None:
         "--keys",
         type=arg.positive(int),
         help="distinct keys a workload draws from (default: k+3 pages, 2k cache keys, 10^6 hashing keys)",
+    )
+    s.add_argument(
+        "--from",
+        dest="start",
+        metavar="PRESET",
+        help="start from the first --length references (arrivals) of a preset's own stream (default: a random workload)",
     )
     s.add_argument("--out", metavar="F.toml", type=arg.path, help="write the best workload as a preset file")
     s.add_argument("--json", action="store_true", help="print the result as one JSON object")
