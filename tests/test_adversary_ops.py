@@ -17,9 +17,9 @@ def call(op: str, **args):
     return reply["result"]
 
 
-def _search(preset: str, **args) -> dict:
+def _search(preset: str, until_positive: bool = False, **args) -> dict:
     state = call("search_start", id="t", preset=preset, **args)
-    while not state["done"]:
+    while not state["done"] and not (until_positive and (state["best_score"] or 0) > 0):
         state = call("search_run", id="t", n=300)
     result = call("search_result", id="t")
     call("search_drop", id="t")
@@ -49,7 +49,7 @@ def test_the_found_workload_plays_on_the_page_to_the_numbers_the_search_saw(pres
 def test_paging_belady_asks_for_an_anomaly_and_finds_one():
     info = call("search_info", preset="paging-belady")
     assert info["supported"] and info["objective"] == "faults(fifo, k+1) - faults(fifo, k)" and info["size"] == 3
-    result = _search("paging-belady", budget=info["budget"])
+    result = _search("paging-belady", until_positive=True, budget=info["budget"])
     assert result["best_score"] > 0
     assert result["panels"]["fifo-4"]["faults"] > result["panels"]["fifo-3"]["faults"]
     assert len(result["overrides"]["workload"]["keys"]) <= info["length"]
