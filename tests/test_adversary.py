@@ -210,8 +210,8 @@ def test_documented_examples_find_what_the_docs_say(tmp_path, capsys, command, e
     assert result["best_score"] > 0
     for panel, (metric, value) in expect.items():
         assert result["panels"][panel][metric] == value
-    played = Scenario(presets.load(str(out))).run().metrics()  # `contention run best.toml`
-    assert played == result["panels"]
+    assert main(["run", str(out), "--json"]) == 0  # `contention run best.toml --json`
+    assert json.loads(capsys.readouterr().out)["panels"] == result["panels"]
 
 
 @pytest.mark.parametrize(
@@ -227,6 +227,9 @@ def test_documented_examples_find_what_the_docs_say(tmp_path, capsys, command, e
         (["paging"], "give --objective"),
         (["paging", "--objective", "faults(fifo)", "--out", "x.txt"], ".toml"),
         (["ratelimit", "--objective", "tokens_admitted(tpm_reserve)"], "limits tokens"),
+        (["paging", "--objective", "faults(fifo)", "--keys", "0"], "--keys"),
+        (["paging", "--objective", "faults(fifo)", "--out", "/no/such/folder/x.toml"], "folder does not exist"),
+        (["paging", "--objective", "faults(fifo)", "--from", "no-such-preset"], "unknown preset"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys, argv, words):
