@@ -106,7 +106,7 @@ class Problem:
         raw = self.spec.panel_params(policy, size)  # unknown policies raise, listing the valid ones
         cls = registry.get_policy(self.topic, policy)
         specs = dict(self._topic.panel_params) | dict(getattr(cls, "PARAMS", {}))
-        params = registry.resolve_params(specs, dict(self.spec.defaults) | raw, "panel")
+        params = registry.resolve_params(specs, raw, "panel")
         self._index[(policy, size)] = len(self.panels)
         self.panels.append(PanelPlan(f"{policy}-{size}", policy, size, raw, params))
 

@@ -10,7 +10,7 @@ candidate bit for bit.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sims.core import registry
 
@@ -23,7 +23,6 @@ class TopicSpec:
     size_param: str  # the panel parameter that --size (k) sets
     genome: str  # "keys" (a reference string), "set" (distinct keys) or "times" (sorted ms)
     rate: float = 1.0  # references per second for key genomes
-    defaults: dict = field(default_factory=dict)  # panel parameters written under [defaults]
     # build each panel once and copy it per candidate (its constructor is costly: a ring of
     # 1,000 SHA-256 points); only for panels that never read their context's stream
     copy_panels: bool = False

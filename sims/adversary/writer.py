@@ -60,8 +60,6 @@ def preset_text(problem: Problem, genome: list[int], name: str, score: float, co
         "[workload]",
     ]
     lines += [f"{k} = {_value(v)}" for k, v in problem.layout.workload(genome).items()]
-    if problem.spec.defaults:
-        lines += ["", "[defaults]"] + [f"{k} = {_value(v)}" for k, v in problem.spec.defaults.items()]
     for plan in problem.panels:
         lines += ["", "[[panels]]", f"name = {_value(plan.name)}", f"policy = {_value(plan.policy)}"]
         lines += [f"{k} = {_value(v)}" for k, v in plan.raw.items()]
