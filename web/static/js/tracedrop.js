@@ -178,6 +178,11 @@ export class TraceDrop {
       copy.dataset.label ??= copy.textContent;
       copy.textContent = name ? "Copy link (without your trace)" : copy.dataset.label;
     }
+    // the trace sets the arrivals: the workload's sliders would change nothing
+    for (const input of this.sim.querySelectorAll('.cs-param input[data-target^="workload."]')) {
+      input.disabled = !!name;
+      input.title = name ? "Your trace sets the arrivals" : "";
+    }
     const code = document.querySelector("details.cli code");
     if (code) {
       code.dataset.text ??= code.textContent;
