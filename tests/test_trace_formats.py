@@ -204,6 +204,9 @@ def test_hostile_files_are_refused_quickly(capsys, tmp_path):
     with open(nul, "wb") as f:
         f.truncate(512 << 20)  # half a GiB of NUL bytes, one endless line
     assert f"{nul}:1:" in refused(capsys, "prefix-sharing", nul, "mooncake")
+    many = tmp_path / "many.txt"
+    many.write_text("1\n" * 11_000_000)  # 22 MB: its first MiB says 11M rows, past twice the limit
+    assert "about 11000000 rows" in refused(capsys, "paging-belady", many, "pages")
     empty = tmp_path / "empty.csv"
     empty.write_text(AZURE.splitlines()[0] + "\n")
     assert "no azure rows" in refused(capsys, "prefix-sharing", empty, "azure")

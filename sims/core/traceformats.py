@@ -183,6 +183,19 @@ class Lines:
         return self.n, line[:-1] if line.endswith("\r") else line
 
 
+def check_size(rd, size: int, read: int, max_events: int) -> None:
+    """Refuse at once a file whose first ``read`` bytes (``len(rd)`` rows so far) say that its
+    ``size`` bytes hold more than twice ``max_events`` rows, rather than after parsing millions."""
+    if size > MAX_TRACE_BYTES:
+        raise TraceError(f"{rd.where}: {size} bytes is more than {MAX_TRACE_BYTES}; cut the trace (head -n)")
+    rows = len(rd)
+    if rows and read < size and rows * size > 2 * max_events * read:
+        raise TraceError(
+            f"{rd.where}: about {rows * size // read} rows (from its first {rows}), more than {max_events}; "
+            "cut the trace (head -n)"
+        )
+
+
 def feed(rd, numbered: Iterator[tuple[int, str]], max_events: int = MAX_STREAM_EVENTS) -> None:
     """Feed lines to ``rd``, refusing the line that passes ``max_events`` events."""
     for n, line in numbered:
@@ -255,10 +268,20 @@ def load(path: str | Path, fmt: str, preset, seed: int | None = None) -> tuple[l
         size = Path(path).stat().st_size
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if size > MAX_TRACE_BYTES:
-        raise TraceError(f"{path}: {size} bytes is more than {MAX_TRACE_BYTES}; cut the trace (head -n)")
-    feed(rd, read_lines(path))
+    check_size(rd, size, 0, MAX_STREAM_EVENTS)
+    feed(rd, _sized(rd, read_lines(path), size))
     return finish(rd, preset)
 
 
-__all__ = ["FORMATS", "Lines", "check_fit", "feed", "finish", "fits", "load", "preset_schema", "reader"]
+def _sized(rd, numbered: Iterator[tuple[int, str]], size: int) -> Iterator[tuple[int, str]]:
+    """The lines, with ``check_size`` once the first MiB has been read."""
+    read = 0
+    for n, line in numbered:
+        yield n, line
+        if read < 1 << 20:
+            read += len(line) + 1
+            if read >= 1 << 20:
+                check_size(rd, size, read, MAX_STREAM_EVENTS)
+
+
+__all__ = ["FORMATS", "Lines", "check_fit", "check_size", "feed", "finish", "fits", "load", "preset_schema", "reader"]

@@ -128,10 +128,18 @@ def test_classic_traces_become_the_stream(page, server):
     assert sim_eval(page, "return (sim.worker.timings.trace_chunk || []).length;") - chunks >= 4
     snap = end_snapshot(page)
     assert snap["panels"]["fifo-3"]["faults"] == 9 and snap["panels"]["fifo-4"]["faults"] == 10, snap
+    # a file whose first slice says it holds more than twice the browser's 1M events: refused at once
+    chunks = sim_eval(page, "return sim.worker.timings.trace_chunk.length;")
+    drop(page, "many.txt", "1\n" * 2_200_000)
+    settled(page, "error")
+    assert "about 2200000 rows" in page.inner_text("[data-trace-drop] .td-status")
+    assert sim_eval(page, "return sim.worker.timings.trace_chunk.length;") == chunks + 1
     # a bad token names its line
     drop(page, "refs.txt", "1 2 3\n4 5 6\n7 x 9\n")
+    page.wait_for_function(
+        "() => document.querySelector('[data-trace-drop] .td-status').textContent.startsWith('refs.txt:3:')"
+    )
     settled(page, "error")
-    assert "refs.txt:3:" in page.inner_text("[data-trace-drop] .td-status")
     assert not page.errors, page.errors
 
 

@@ -61,19 +61,30 @@ def _op_trace_begin(a: dict) -> dict:
     if fmt != "auto" and fmt not in formats:
         raise ValueError(f"preset {preset.name} takes {', '.join(formats)} traces, not {show(fmt)}")
     name = str(a.get("name") or "trace")[-100:]
-    _UPLOADS[a["upload"]] = {"preset": preset, "formats": formats, "format": fmt, "name": name, "reader": None}
+    size = int(a.get("size") or 0)  # the file's bytes, to refuse a huge file from its first slice
+    _UPLOADS[a["upload"]] = {
+        "preset": preset,
+        "formats": formats,
+        "format": fmt,
+        "name": name,
+        "reader": None,
+        "size": size,
+    }
     return {"formats": formats}
 
 
 def _op_trace_chunk(a: dict) -> dict:
     u = _upload(a)
     try:
-        if u["reader"] is None:
+        first = u["reader"] is None
+        if first:
             if u["format"] == "auto":
                 u["format"] = detect(_first_row(a["text"]), u["formats"])
             u["reader"] = traceformats.reader(u["format"], u["name"])
             u["lines"] = traceformats.Lines(u["name"])
         traceformats.feed(u["reader"], u["lines"].feed(a["text"]), MAX_EVENTS)
+        if first:
+            traceformats.check_size(u["reader"], u["size"], len(a["text"].encode()), MAX_EVENTS)
     except TraceError:
         _UPLOADS.pop(a["upload"], None)
         raise

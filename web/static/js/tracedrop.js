@@ -107,7 +107,7 @@ export class TraceDrop {
     this._say(`Reading ${file.name}…`);
     sim.pause();
     try {
-      await worker.request("trace_begin", { upload, preset: sim.meta.name, format: this.format.value, name: file.name });
+      await worker.request("trace_begin", { upload, preset: sim.meta.name, format: this.format.value, name: file.name, size: file.size });
       const decoder = new TextDecoder("utf-8", { fatal: true });
       let lines = 0;
       let rows = 0;
