@@ -74,6 +74,9 @@ class Session:
         panels: list[str] | None = None,
         overrides: dict[str, Any] | None = None,
         actions: list[list] | None = None,
+        *,
+        events: list[dict] | None = None,
+        duration: float | None = None,
     ) -> None:
         base = presets.load(preset)
         if overrides:
@@ -81,14 +84,15 @@ class Session:
         self.base = base
         self.seed = base.seed if seed is None else seed
         chosen = presets.select_panels(base, panels)
-        sample_dt = base.sample_dt or base.duration / 100
-        self.sc = Scenario(chosen, self.seed, sample_dt=sample_dt)
+        sample_dt = base.sample_dt or (duration or base.duration) / 100
+        # ``events``: a stream of the reader's own (a dropped trace, web/pyodide/ops_trace.py)
+        self.sc = Scenario(chosen, self.seed, duration, sample_dt=sample_dt, events=events)
         # checkpoint timing only changes how the stream is chunked, never the results
         start = time.perf_counter()
         self.sc.checkpoint()
         cost = time.perf_counter() - start
         lo, hi = CHECKPOINTS
-        self.sc.tune_checkpoints(base.duration / max(lo, min(hi, int(CHECKPOINT_BUDGET_S / max(cost, 1e-6)))))
+        self.sc.tune_checkpoints(self.sc.duration / max(lo, min(hi, int(CHECKPOINT_BUDGET_S / max(cost, 1e-6)))))
         self.injected: list[list] = []
         for index, t in actions or []:
             self.sc.insert(self._action_event(index, t))

@@ -304,7 +304,8 @@ export class ContentionSim extends HTMLElement {
     if (!wasPoster) this.mode = "loading";
     this._syncState();
     try {
-      const r = await this.worker.request("create", {
+      // createOp/createArgs: a page feature's own way to build the run (tracedrop.js: a dropped trace)
+      const r = await this.worker.request(this.createOp || "create", {
         id: this.simId,
         preset: m.name,
         seed: this.seed,
@@ -312,8 +313,10 @@ export class ContentionSim extends HTMLElement {
         overrides: this.overrides,
         actions: this.actions,
         t,
+        ...this.createArgs,
       });
       this.info = r.info;
+      if (r.info.duration !== this.meta.duration) this._adoptDuration(r.info.duration);
       if (wasPoster && this.mode === "poster") {
         await this.channel.request("handover");
       } else {
@@ -479,6 +482,13 @@ export class ContentionSim extends HTMLElement {
     );
     this._ro = new ResizeObserver(() => this._scheduleRender(true));
     for (const p of Object.values(this.ui.panels)) this._ro.observe(p.canvas.parentElement);
+  }
+
+  /** A run of another length than the preset's (a dropped trace): the clock, the time slider and the charts follow. */
+  _adoptDuration(d) {
+    this.meta = { ...this.meta, duration: d };
+    this.clock.duration = d;
+    this._rebuildUI();
   }
 
   /** Rebuild the DOM (a new choice of panels); the speed and the status line stay. */
