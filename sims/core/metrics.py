@@ -1,4 +1,4 @@
-"""Metric helpers: exact percentiles and time series sampled on the virtual clock."""
+"""Metric helpers: exact percentiles (censored ones too) and sliding-window counts."""
 
 from __future__ import annotations
 
@@ -59,6 +59,27 @@ def kth(a: list[float], b: list[float], k: int) -> float:
     if j == k + 1:
         return b[j - 1]
     return max(a[k - j], b[j - 1])
+
+
+def censored_percentile(exact: list[float], cens: list[float], q: float) -> tuple[float, int]:
+    """The q-quantile of ``exact`` and ``cens`` together (both sorted), and its censored flag.
+
+    ``exact`` are finished values; ``cens`` are lower bounds (the age of a request still
+    waiting, a timeout a client gave up at). The value interpolates between closest ranks exactly
+    as ``percentile`` does on the merged list, without building it (``kth``: a read per frame stays
+    cheap). The flag is 1 when a censored value takes part in the figure, so raising it could
+    raise the figure (a lower bound), else 0: the figure reads rank ``ceil(q * (n - 1))`` at the
+    highest, and a censored value takes part iff that rank holds one or a value tied with one
+    (DESIGN.md: latency percentiles count every arrival)."""
+    if not cens:
+        return percentile(exact, q, is_sorted=True), 0
+    n = len(exact) + len(cens)
+    pos = q * (n - 1)
+    lo = int(pos)
+    hi = lo + 1 if lo + 1 < n else lo
+    frac = pos - lo
+    a, b = kth(exact, cens, lo), kth(exact, cens, hi)
+    return a + (b - a) * frac, int(cens[0] <= (b if frac else a))
 
 
 def ratio(num: float, den: float) -> float:
