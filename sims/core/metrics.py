@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from bisect import insort
-
 
 def percentile(values: list[float], q: float, *, is_sorted: bool = False) -> float:
     """Exact q-quantile (q in [0, 1]) with linear interpolation between closest ranks
@@ -16,32 +14,6 @@ def percentile(values: list[float], q: float, *, is_sorted: bool = False) -> flo
     hi = lo + 1 if lo + 1 < len(v) else lo
     frac = pos - lo
     return v[lo] + (v[hi] - v[lo]) * frac
-
-
-class Samples:
-    """A growing multiset of values kept sorted, so any percentile is exact at any time."""
-
-    __slots__ = ("_v", "total")
-
-    def __init__(self) -> None:
-        self._v: list[float] = []
-        self.total = 0.0
-
-    def add(self, x: float) -> None:
-        insort(self._v, x)
-        self.total += x
-
-    def __len__(self) -> int:
-        return len(self._v)
-
-    def p(self, q: float) -> float:
-        return percentile(self._v, q, is_sorted=True)
-
-    def mean(self) -> float:
-        return self.total / len(self._v) if self._v else 0.0
-
-    def max(self) -> float:
-        return self._v[-1] if self._v else 0.0
 
 
 def kth(a: list[float], b: list[float], k: int) -> float:
@@ -112,31 +84,3 @@ class SlidingMax:
         count = len(times) - head
         if count > self.best:
             self.best = count
-
-
-class SlidingSum:
-    """Largest sum of weights in any window (t-w, t]: weights fed in time order."""
-
-    __slots__ = ("w", "_items", "_head", "_sum", "best")
-
-    def __init__(self, w: float) -> None:
-        self.w = w
-        self._items: list[tuple[float, float]] = []
-        self._head = 0
-        self._sum = 0.0
-        self.best = 0.0
-
-    def add(self, t: float, weight: float) -> None:
-        self._items.append((t, weight))
-        self._sum += weight
-        items = self._items
-        head = self._head
-        while items[head][0] <= t - self.w:
-            self._sum -= items[head][1]
-            head += 1
-        if head > 4096:
-            del items[:head]
-            head = 0
-        self._head = head
-        if self._sum > self.best:
-            self.best = self._sum
