@@ -74,3 +74,39 @@ def test_a_topic_without_nodes_refuses_drawn_faults():
     r = _call("inject", id="q", action="c1")
     assert not r["ok"] and "need panels with nodes" in r["error"], r
     _call("drop", id="q")
+
+
+def test_the_front_end_hit_tests_and_links_drawn_keys():
+    """web/static/js/faults.js (the line's sides, a click on a server, labels) and link.js's codec
+    of drawn keys, under Node."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    node = shutil.which("node")
+    if not node:
+        pytest.fail("node is not installed (make test installs the npm dependencies with it)")
+    js = Path(__file__).resolve().parents[1] / "web" / "static" / "js"
+    script = f"""
+import assert from "node:assert/strict";
+import {{ partitionKey, hitNode, crashKey, actionLabel }} from "{(js / "faults.js").as_uri()}";
+import {{ parseActions, formatActions }} from "{(js / "link.js").as_uri()}";
+const ring = [0, 1, 2, 3, 4].map((id) => {{
+  const a = -Math.PI / 2 + (2 * Math.PI * id) / 5;
+  return {{ id, up: id !== 3, x: 100 + 50 * Math.cos(a), y: 100 + 50 * Math.sin(a) }};
+}});
+// a vertical line just right of the centre: S0 (top) and the left ones vs the right ones
+assert.equal(partitionKey(ring, {{ x: 110, y: 0 }}, {{ x: 110, y: 200 }}), "p0.3.4-1.2");
+assert.equal(partitionKey(ring, {{ x: 110, y: 200 }}, {{ x: 110, y: 0 }}), "p0.3.4-1.2");
+assert.equal(partitionKey(ring, {{ x: 190, y: 0 }}, {{ x: 190, y: 200 }}), null);
+assert.equal(hitNode(ring, 10, {{ x: 101, y: 52 }}), 0);
+assert.equal(hitNode(ring, 10, {{ x: 100, y: 100 }}), -1);
+assert.equal(crashKey(3, ring[3].up), "r3");
+assert.equal(actionLabel({{ actions: [{{ label: "Crash" }}] }}, 0), "Crash");
+assert.equal(actionLabel({{}}, "p0.1-2.3.4"), "partition {{0, 1}} | {{2, 3, 4}}");
+const acts = [[0, 1.5], ["p0.1-2.3.4", 2.25], ["c2", 3], ["h", 4]];
+assert.deepEqual(parseActions(formatActions(acts)), acts);
+assert.deepEqual(parseActions("0@1,X@2,c2@x,p0.1-2@3"), [[0, 1], ["p0.1-2", 3]]);
+"""
+    r = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-3000:]
