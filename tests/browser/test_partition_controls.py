@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import sim_eval, wait_live
+from conftest import screenshot, sim_eval, wait_live
 
 from sims.core import api
 
@@ -47,6 +47,8 @@ def test_drag_a_partition_link_it_click_to_crash_and_heal(page, server):
     page.mouse.move(*a)
     page.mouse.down()
     page.mouse.move(*b, steps=8)
+    page.wait_for_function(f"() => document.querySelector('{CANVAS}').csDrag")
+    screenshot(page, "partition-controls-drag")  # the line being drawn (test-artifacts/)
     page.mouse.up()
     wait_actions(page, 1)
     assert sim_eval(page, "return sim.actions;") == [["p0.1-2.3.4", 1]]
@@ -56,6 +58,7 @@ def test_drag_a_partition_link_it_click_to_crash_and_heal(page, server):
     after = sim_eval(page, "return await sim.snapshot();")
     plain = json.loads(json.dumps(api.run(PRESET, 3, t, list(after["panels"]))["panels"]))
     assert after["panels"] != plain  # the drawn partition changed the run
+    screenshot(page, "partition-controls-cut")
     # the link reproduces it in a fresh page
     page.click("[data-copy-link]")
     url = page.url

@@ -32,17 +32,18 @@ export function hitNode(targets, radius, p) {
   return t ? t.id : -1;
 }
 
-/** A readable label of an action: a preset's numbered action or a drawn key. */
+/**
+ * A readable label of an action: a preset's numbered action or a drawn key (servers named as the
+ * topic's view names them: S1.. in consensus, n0.. elsewhere).
+ */
 export function actionLabel(meta, a) {
   if (typeof a !== "string") return meta?.actions?.[a]?.label || "action";
+  const name = (i) => (meta?.topic === "consensus" ? `S${Number(i) + 1}` : `n${i}`);
   if (a === HEAL) return "heal";
-  if (a[0] === "c") return `crash ${a.slice(1)}`;
-  if (a[0] === "r") return `restart ${a.slice(1)}`;
-  return `partition ${a
-    .slice(1)
-    .split("-")
-    .map((g) => `{${g.replaceAll(".", ", ")}}`)
-    .join(" | ")}`;
+  if (a[0] === "c") return `crash ${name(a.slice(1))}`;
+  if (a[0] === "r") return `restart ${name(a.slice(1))}`;
+  const groups = a.slice(1).split("-");
+  return `partition ${groups.map((g) => `{${g.split(".").map(name).join(", ")}}`).join(" | ")}`;
 }
 
 /** The simulation element a canvas belongs to (through an embed's shadow root too). */
@@ -79,6 +80,9 @@ function attach(canvas) {
   const sim = simOf(canvas);
   if (!sim || typeof sim.inject !== "function" || sim.getAttribute("controls") === "basic" || sim.getAttribute("knob")) return;
   canvas.dataset.faults = "draw";
+  // a view the reader draws on needs room: the servers get a taller canvas (the element's
+  // ResizeObserver redraws at the new size)
+  if (canvas.parentElement) canvas.parentElement.style.height = "clamp(200px, 36vw, 300px)";
   canvas.style.touchAction = "none";
   canvas.style.cursor = "crosshair";
   canvas.setAttribute("aria-label", `${canvas.getAttribute("aria-label") || ""}; drag a line to partition, click a server to crash it`);
