@@ -63,6 +63,8 @@ def schedules(draw):
         "check_quorum": draw(st.booleans()),
         "election_lo": 0.15,
         "election_hi": draw(st.sampled_from([0.15, 0.2, 0.3])),
+        "disk": draw(st.sampled_from([0.0, 0.0, 0.012])),  # Raft: replies wait for the disk
+        "timer_step": draw(st.sampled_from([0.0, 0.001])),
     }
     return events, t + 1.0, draw(st.integers(0, 2**32)), policy, params
 
