@@ -39,13 +39,17 @@ export const formatOverrides = (o) =>
     .map(([k, v]) => `${k}=${valueText(v)}`)
     .join(";");
 
-/** "0@5.2,1@7" <-> [[0, 5.2], [1, 7]] (action index @ virtual time, in injection order) */
+/**
+ * "0@5.2,1@7,c2@8" <-> [[0, 5.2], [1, 7], ["c2", 8]] (a preset's action index, or a drawn fault's
+ * key (faults.js; the worker checks it), @ virtual time, in injection order)
+ */
 export const parseActions = (text) =>
   (text || "")
     .split(",")
     .filter((s) => s.includes("@"))
-    .map((s) => s.split("@").map(Number))
-    .filter(([i, t]) => Number.isInteger(i) && Number.isFinite(t));
+    .map((s) => s.split("@"))
+    .map(([i, t]) => [/^\d+$/.test(i) ? Number(i) : i, Number(t)])
+    .filter(([i, t]) => (Number.isInteger(i) || /^[a-z][0-9.-]*$/.test(i)) && Number.isFinite(t));
 
 export const formatActions = (a) => a.map(([i, t]) => `${i}@${Number(t.toFixed(3))}`).join(",");
 

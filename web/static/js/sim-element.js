@@ -5,6 +5,7 @@
 // frames and the handover), sim-ui.js (the DOM), driver.js (the clock), charts.js (the charts).
 import { sharedWorker } from "./worker-client.js";
 import { Channel, Clock, MAX_LEAD, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
+import { actionLabel } from "./faults.js";
 import { ceilTime, parseActions, parseOverrides, parsePanels } from "./link.js";
 import { claimOf, defaultPanels, loadMeta } from "./meta.js";
 import { Poster, frameDiffs } from "./poster.js";
@@ -102,7 +103,7 @@ export class ContentionSim extends HTMLElement {
     this._changed();
   }
   /**
-   * Inject action `index` ("break it") at the current time, rounded up to the link's millisecond
+   * Inject action `index` ("break it"; or a drawn fault's key, faults.js) at the current time, rounded up to the link's millisecond
    * so a copied link replays it exactly. When paused, the run moves on a little so the effect shows.
    */
   async inject(index) {
@@ -111,7 +112,7 @@ export class ContentionSim extends HTMLElement {
     if (at > this.t) await this.channel.request("advance", { t: at });
     const r = await this.channel.request("inject", { action: index });
     this.actions = r.actions;
-    this.charts.mark?.(at, this.meta.actions?.[index]?.label || "action");
+    this.charts.mark?.(at, actionLabel(this.meta, index));
     if (!this.clock.playing) {
       const ahead = Math.min(this.meta.duration, at + Math.max(1, this.meta.duration / 30));
       this.clock.set(ahead);
@@ -394,7 +395,7 @@ export class ContentionSim extends HTMLElement {
     if (!this.charts.mark) return;
     this.charts.clearMarks?.();
     for (const ev of this.meta.events || []) this.charts.mark(ev.t, ev.label || ev.kind.replaceAll("_", " "));
-    for (const [i, t] of this.actions) this.charts.mark(t, this.meta.actions?.[i]?.label || "action");
+    for (const [i, t] of this.actions) this.charts.mark(t, actionLabel(this.meta, i));
   }
 
   _onResult(op, result) {
