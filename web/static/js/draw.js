@@ -59,3 +59,27 @@ export function bars(ctx, items, value, label, box, theme, y0, color = theme.acc
     }
   });
 }
+
+/**
+ * The workload's latest mark at or before the frame's time (theme.marks, theme.t: a scan starts,
+ * the working set moves), or null. Binary search: cache-scan has hundreds.
+ */
+export function lastMark(theme) {
+  const marks = theme.marks || [];
+  let lo = 0;
+  let hi = marks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (marks[mid].t <= theme.t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo ? marks[lo - 1] : null;
+}
+
+/** "scan starts 0.04 s ago" for the latest workload mark, at (x, y); nothing before the first. */
+export function markNote(ctx, theme, x, y, align = "left") {
+  const m = lastMark(theme);
+  if (!m) return;
+  const ago = theme.t - m.t;
+  text(ctx, `${m.label}, ${ago < 1 ? ago.toFixed(2) : fmt(ago)} s ago`, x, y, theme.muted, align);
+}

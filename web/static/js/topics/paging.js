@@ -1,13 +1,15 @@
 // Renderers of topic `paging`'s view kinds (sims/paging/topic.toml `views`), loaded by render.js's
 // loadTopic("paging") when a preset of the topic is shown.
 import { registerRenderer } from "../render.js";
-import { PAD, text, outcomes } from "../draw.js";
+import { PAD, text, outcomes, markNote } from "../draw.js";
 
-// paging: the frames and their pages, then the recent references (hit / fault)
+// paging: the frames and their pages, then the recent references (hit / fault); at the top right
+// the workload's latest moment ("phase 5: new working set, 0.01 s ago")
 registerRenderer("frames", (ctx, v, box, theme) => {
   const res = v.resident || [];
   const frames = v.frames || res.length || 1;
   text(ctx, `${res.length} / ${frames} frames resident`, PAD, 9, theme.muted);
+  markNote(ctx, theme, box.w - PAD, 9, "right");
   const cols = Math.min(frames, Math.max(1, Math.floor((box.w - 2 * PAD) / 26)));
   const rows = Math.ceil(frames / cols);
   const cw = (box.w - 2 * PAD) / cols;
