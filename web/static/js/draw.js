@@ -76,10 +76,14 @@ export function lastMark(theme) {
   return lo ? marks[lo - 1] : null;
 }
 
-/** "scan starts 0.04 s ago" for the latest workload mark, at (x, y); nothing before the first. */
-export function markNote(ctx, theme, x, y, align = "left") {
+/**
+ * "scan starts, 0.04 s ago" for the latest workload mark at (x, y), or just its label where the
+ * whole does not fit in `room` CSS px, or nothing; nothing before the first mark.
+ */
+export function markNote(ctx, theme, x, y, align = "left", room = Infinity) {
   const m = lastMark(theme);
   if (!m) return;
   const ago = theme.t - m.t;
-  text(ctx, `${m.label}, ${ago < 1 ? ago.toFixed(2) : fmt(ago)} s ago`, x, y, theme.muted, align);
+  const s = [`${m.label}, ${ago < 1 ? ago.toFixed(2) : fmt(ago)} s ago`, m.label].find((c) => ctx.measureText(c).width <= room);
+  if (s) text(ctx, s, x, y, theme.muted, align);
 }

@@ -35,5 +35,5 @@ registerRenderer("cache", (ctx, v, box, theme) => {
     });
     ctx.globalAlpha = 1;
   });
-  markNote(ctx, theme, PAD, Math.min(box.h - 7, 20 + lists.length * rowH + 5));
+  markNote(ctx, theme, PAD, Math.min(box.h - 7, 20 + lists.length * rowH + 5), "left", box.w - 2 * PAD);
 });

@@ -61,5 +61,5 @@ registerRenderer("queues", (ctx, v, box, theme) => {
   if (oldest) notes.push(`oldest ${fmt(oldest)} s`);
   if (gone) notes.push("grey = client gone");
   if (notes.length) text(ctx, notes.join(" · "), PAD, box.h - 4, theme.muted);
-  else markNote(ctx, theme, PAD, box.h - 4); // the workload's latest moment: a surge, a burst
+  else markNote(ctx, theme, PAD, box.h - 4, "left", box.w - 2 * PAD); // the latest surge or burst
 });

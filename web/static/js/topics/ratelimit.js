@@ -36,8 +36,9 @@ registerRenderer("limiter", (ctx, view, box, theme) => {
   }
   text(ctx, "admitted", pad, mid - h / 4, theme.good);
   text(ctx, "rejected", pad, mid + h / 4, theme.bad);
-  text(ctx, `last ${fmt(span)} s`, box.w - pad, box.h - 8, theme.muted, "right");
-  markNote(ctx, theme, pad, box.h - 8); // the workload's latest moment: a burst
+  const last = `last ${fmt(span)} s`;
+  text(ctx, last, box.w - pad, box.h - 8, theme.muted, "right");
+  markNote(ctx, theme, pad, box.h - 8, "left", box.w - 3 * pad - ctx.measureText(last).width); // the latest burst
 });
 
 // rate limiting by tokens per minute: the counter against the limit, actual use beside it
