@@ -2,11 +2,12 @@
 // workload itself causes ("workload": a scan starts, the working set moves; the bridge's info
 // `marks`, from sims.core.stream.Mark). Each is a dashed vertical rule with its label. Where the
 // workload's marks crowd (a scan every 0.23 s over a 60 s axis) their rules shrink to ticks along
-// the top edge and the recent window stays at the trend's width; zoomed in until they are apart,
+// the top edge, labelled once per label with their count, and the recent window stays at the
+// trend's width; zoomed in until they are apart,
 // they are full rules and the recent window fits between two of them, so each phase shows.
 
 const FONT = "11px system-ui, sans-serif";
-export const MARK_GAP = 10; // CSS px per workload mark below which their rules become ticks
+export const MARK_GAP = 16; // CSS px per workload mark below which their rules become ticks
 
 /** The workload marks within [lo, hi], and whether they crowd a plot `widthPx` CSS px wide. */
 function inRange(marks, lo, hi, widthPx) {
@@ -46,7 +47,11 @@ export function drawMarks(u, ctx, dpr, marks, fg) {
     .map((m) => ({ ...m, x: u.valToPos(m.t, "x", true) }))
     .filter((m) => m.x >= left - 1 && m.x <= left + width + 1)
     .sort((a, b) => a.x - b.x);
-  const crowded = inView.filter((m) => m.kind === "workload").length > width / (MARK_GAP * dpr);
+  const workload = inView.filter((m) => m.kind === "workload");
+  const crowded = workload.length > width / (MARK_GAP * dpr);
+  const counts = new Map();
+  for (const m of workload) counts.set(m.label, (counts.get(m.label) || 0) + 1);
+  const named = new Set(); // crowded: each label once, on its first mark, with its count
   const lastLabel = [-Infinity, -Infinity, -Infinity]; // right edge of the last label per row
   const drawn = [];
   let row = 0;
@@ -60,11 +65,13 @@ export function drawMarks(u, ctx, dpr, marks, fg) {
     ctx.moveTo(m.x, top);
     ctx.lineTo(m.x, tick ? top + 6 * dpr : top + height);
     ctx.stroke();
-    const text = m.label.length > 26 ? `${m.label.slice(0, 25)}…` : m.label;
+    const short = m.label.length > 26 ? `${m.label.slice(0, 25)}…` : m.label;
+    const text = tick ? `${short} ×${counts.get(m.label)}` : short;
     const tw = ctx.measureText(text).width;
     const tx = m.x + 3 * dpr + tw > left + width ? m.x - 3 * dpr - tw : m.x + 3 * dpr;
     const r = m.kind === "workload" ? 2 : row++ % 2;
-    const labelled = tx > lastLabel[r] + 6 * dpr;
+    const labelled = tx > lastLabel[r] + 6 * dpr && !(tick && named.has(m.label));
+    if (tick && labelled) named.add(m.label);
     if (labelled) {
       ctx.globalAlpha = 0.9;
       ctx.fillStyle = fg;

@@ -86,6 +86,12 @@ export class Charts {
       b.textContent = `Whole run (showing ${seconds(this.view[0])}–${seconds(this.view[1])} s)`;
       b.addEventListener("click", () => this.zoom(null));
       wrap.append(b);
+    } else {
+      const hint = document.createElement("span");
+      hint.className = "cs-zoom-hint";
+      hint.style.cssText = "align-self:center;opacity:.7;font-size:.85em";
+      hint.textContent = "Drag across a chart to zoom in";
+      wrap.append(hint);
     }
     for (const [recent, text] of this.data.windowable.length
       ? [
