@@ -35,7 +35,7 @@ export function recentWindow(marks, lo, hi, widthPx, step) {
 
 /**
  * Draw `marks` ({t, label, kind}) on uPlot `u`'s canvas; a label only where it does not run into
- * the previous one on its row (events on two rows, workload marks on a third). Returns what was
+ * the previous one on its row (events on two rows, workload marks on two more). Returns what was
  * drawn: [{t, label, kind, rule: "full" | "tick", labelled}].
  */
 export function drawMarks(u, ctx, dpr, marks, fg) {
@@ -52,7 +52,7 @@ export function drawMarks(u, ctx, dpr, marks, fg) {
   const counts = new Map();
   for (const m of workload) counts.set(m.label, (counts.get(m.label) || 0) + 1);
   const named = new Set(); // crowded: each label once, on its first mark, with its count
-  const lastLabel = [-Infinity, -Infinity, -Infinity]; // right edge of the last label per row
+  const lastLabel = [-Infinity, -Infinity, -Infinity, -Infinity]; // right edge of the last label per row
   const drawn = [];
   let row = 0;
   for (const m of inView) {
@@ -69,7 +69,9 @@ export function drawMarks(u, ctx, dpr, marks, fg) {
     const text = tick ? `${short} ×${counts.get(m.label)}` : short;
     const tw = ctx.measureText(text).width;
     const tx = m.x + 3 * dpr + tw > left + width ? m.x - 3 * dpr - tw : m.x + 3 * dpr;
-    const r = m.kind === "workload" ? 2 : row++ % 2;
+    // events cycle through rows 0 and 1; a workload mark takes row 2, or row 3 when 2 is taken
+    const rows = m.kind === "workload" ? (tick ? [2] : [2, 3]) : [row++ % 2];
+    const r = rows.find((k) => tx > lastLabel[k] + 6 * dpr) ?? rows[0];
     const labelled = tx > lastLabel[r] + 6 * dpr && !(tick && named.has(m.label));
     if (tick && labelled) named.add(m.label);
     if (labelled) {
