@@ -102,7 +102,7 @@ CASES = [
     ),
     ("cache-scan", sub(r'^target = ".*"$', 'target = "workload.bogus"'), ".target: expected workload.X or defaults.X"),
     ("cache-scan", sub(r'^target = ".*"$', 'target = "nonsense"'), ".target: expected workload.X or defaults.X"),
-    ("cache-scan", prepend("sample_dt = -1.0"), "field 'sample_dt': expected a number of seconds >= 0"),
+    ("cache-zipf", prepend("sample_dt = -1.0"), "field 'sample_dt': expected a number of seconds >= 0"),
     ("cache-scan", prepend("ci_duration = nan"), "field 'ci_duration': expected a finite number"),
     ("cache-scan", sub(r"^seed = .*$", "seed = -1"), "field 'seed': expected a seed between 0"),
     ("cache-scan", sub(r"^seed = .*$", f"seed = {2**53}"), "field 'seed': expected a seed between 0"),

@@ -39,10 +39,11 @@ class Scenario:
         self.preset = _presets.select_panels(preset, panels)
         self.seed = preset.seed if seed is None else seed
         self.duration = preset.duration if duration is None else float(duration)
+        self._marks: list[dict] = []  # the workload's own moments (none for a stream given in)
         self.events = (
             events
             if events is not None
-            else stream.build(self.preset, self.seed, stream.horizon(preset, self.duration))
+            else stream.build(self.preset, self.seed, stream.horizon(preset, self.duration), self._marks)
         )
         self.drain = drain  # run(): after the duration, panels finish what arrived (``run --drain``)
         self._times = [ev["t"] for ev in self.events]
@@ -199,6 +200,11 @@ class Scenario:
 
     def snapshot(self) -> dict:
         return {"t": self.t, "panels": self.metrics()}
+
+    def marks(self) -> list[dict]:
+        """``{"t", "label"}`` of each moment the workload itself causes within the duration (a scan
+        starts, a phase changes: ``stream.Mark``), in time order; they are not events."""
+        return [m for m in self._marks if m["t"] <= self.duration]
 
     def run_events(self) -> list[dict]:
         """The stream events within the duration (the ones a full run feeds to the panels)."""

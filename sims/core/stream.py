@@ -14,6 +14,7 @@ import os
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from sims.core import registry
 from sims.core.limits import MAX_DURATION, MAX_STREAM_EVENTS, show
@@ -21,21 +22,38 @@ from sims.core.rng import derive
 from sims.core.trace import TraceError, read_lines
 
 
-def generate(kind: str, params: dict, seed: int, duration: float) -> Iterator[dict]:
-    """Events of workload ``kind`` up to ``duration`` from the stream generator of ``seed``."""
+class Mark(NamedTuple):
+    """A moment the workload itself causes (a scan starts, the working set moves, a burst begins),
+    yielded by its generator among its events. A mark is no event: ``generate`` sets it aside (into
+    ``marks`` when the caller asks), so no panel sees it and the stream hash never counts it; the
+    charts draw it as a labelled rule."""
+
+    t: float
+    label: str
+
+
+def generate(kind: str, params: dict, seed: int, duration: float, marks: list | None = None) -> Iterator[dict]:
+    """Events of workload ``kind`` up to ``duration`` from the stream generator of ``seed``; the
+    generator's marks up to ``duration`` go to ``marks`` (``{"t", "label"}``) when it is a list."""
     wl = registry.get_workload(kind)
     rng = derive(seed, "stream")
     for ev in wl.fn(params, rng, duration):
+        if isinstance(ev, Mark):
+            if marks is not None and ev.t <= duration:
+                marks.append({"t": ev.t, "label": ev.label})
+            continue
         if ev["t"] > duration:
             return
         yield ev
 
 
-def build(preset, seed: int, horizon: float) -> list[dict]:
+def build(preset, seed: int, horizon: float, marks: list | None = None) -> list[dict]:
     """The preset's stream up to ``horizon``: workload events merged with ``preset.events``
-    (a scheduled event goes after workload events at the same instant)."""
+    (a scheduled event goes after workload events at the same instant). The workload's marks go
+    to ``marks``, in time order, when it is a list."""
     events = []
-    for ev in generate(preset.workload_kind, preset.workload, seed, horizon):
+    found: list[dict] = []
+    for ev in generate(preset.workload_kind, preset.workload, seed, horizon, found):
         events.append(ev)
         if len(events) > MAX_STREAM_EVENTS:
             raise ValueError(
@@ -48,6 +66,8 @@ def build(preset, seed: int, horizon: float) -> list[dict]:
         merged += [(e["t"], 1, i, e) for i, e in enumerate(extra)]
         merged.sort(key=lambda x: (x[0], x[1], x[2]))
         events = [m[3] for m in merged]
+    if marks is not None:
+        marks += sorted(found, key=lambda m: m["t"])
     return events
 
 

@@ -3,7 +3,8 @@ demand and a priority class drawn per request.
 
 Events: ``{"t", "kind": "request", "id", "size"}`` (+ ``"cls"`` when there are several classes:
 0 is the highest priority). ``size`` is work in seconds on a speed-1 server; a panel's servers
-run at their own ``speed``, so panels at different utilizations share one stream.
+run at their own ``speed``, so panels at different utilizations share one stream. The surge's
+start and end, the bursts and the end of arrivals are marked (``stream.Mark``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from random import Random
 
 from sims.core.dists import exponential
 from sims.core.registry import Param, workload
+from sims.core.stream import Mark
 from sims.workloads import arrivals
 from sims.workloads.traffic import SIZE_DISTS, job_size
 
@@ -40,9 +42,13 @@ def _poisson_with_surge(p: dict, rng: Random, duration: float) -> Iterator[float
         yield t
 
 
-def _arrival_times(p: dict, rng: Random, duration: float) -> Iterator[float]:
+def _arrival_times(p: dict, rng: Random, duration: float) -> Iterator[float | Mark]:
     kind = p["arrival"]
     if kind == "poisson":
+        if p["surge_for"] > 0 and p["surge_rate"] != p["rate"]:
+            for at, label in ((p["surge_at"], "surge starts"), (p["surge_at"] + p["surge_for"], "surge ends")):
+                if at <= duration:
+                    yield Mark(at, label)
         yield from _poisson_with_surge(p, rng, duration)
         return
     if kind == "bursty":
@@ -52,7 +58,7 @@ def _arrival_times(p: dict, rng: Random, duration: float) -> Iterator[float]:
             {"base_rate": p["rate"], "peak_rate": p["peak_rate"], "period": p["period"]}, rng, duration
         )
     for ev in gen:
-        yield ev["t"]
+        yield ev if isinstance(ev, Mark) else ev["t"]
 
 
 @workload(
@@ -104,7 +110,14 @@ def queueing(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     if p["stop_at"] < 0:
         raise ValueError(f"workload.stop_at: expected >= 0 seconds, got {p['stop_at']!r}")
     end = min(duration, p["stop_at"]) if p["stop_at"] else duration
-    for i, t in enumerate(_arrival_times(p, rng, end)):
+    if end < duration:
+        yield Mark(end, "arrivals stop")
+    i = -1
+    for t in _arrival_times(p, rng, end):
+        if isinstance(t, Mark):
+            yield t
+            continue
+        i += 1
         ev = {"t": t, "kind": "request", "id": i, "size": job_size(rng, dist, mean, alpha, sigma)}
         if last:
             u = rng.random()

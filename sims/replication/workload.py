@@ -14,6 +14,7 @@ from random import Random
 
 from sims.core.dists import exponential
 from sims.core.registry import Param, workload
+from sims.core.stream import Mark
 
 
 @workload(
@@ -28,6 +29,8 @@ def registers(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Poisson reads and writes on a few registers from clients spread over the first nodes."""
     p = params
     end = min(duration, p["stop_at"]) if p["stop_at"] else duration
+    if end < duration:
+        yield Mark(end, "operations stop")
     rate, ratio, keys, contacts = p["rate"], p["read_ratio"], p["keys"], p["contacts"]
     t = 0.0
     i = 0

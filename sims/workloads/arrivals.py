@@ -1,4 +1,5 @@
-"""Arrival processes: poisson, bursty (on/off MMPP), periodic bursts at window edges, diurnal."""
+"""Arrival processes: poisson, bursty (on/off MMPP), periodic bursts at window edges, diurnal.
+Each marks its own moments (``stream.Mark``): a burst starts, the daily peak."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from sims.core import portmath
 from sims.core.dists import exponential
 from sims.core.limits import MAX_RATE, MAX_STREAM_EVENTS
 from sims.core.registry import Param, workload
+from sims.core.stream import Mark
 
 
 @workload("poisson", rate=Param(float, 10.0, "arrivals per virtual second", above=0.0, max=MAX_RATE))
@@ -40,6 +42,8 @@ def bursty(params: dict, rng: Random, duration: float) -> Iterator[dict]:
         if t + gap >= switch:
             t = switch
             on = not on
+            if on and t <= duration:
+                yield Mark(t, "burst starts")
             switch = t + exponential(rng, 1.0 / (params["mean_on"] if on else params["mean_off"]))
             continue
         t += gap
@@ -68,6 +72,7 @@ def periodic_burst(params: dict, rng: Random, duration: float) -> Iterator[dict]
     k = 0
     while k * period + at <= duration:
         start = k * period + at
+        yield Mark(start, "burst")
         bursts.extend(start + width * j / count for j in range(count))
         k += 1
     background = []
@@ -94,6 +99,10 @@ def diurnal(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     base, peak, period = params["base_rate"], params["peak_rate"], params["period"]
     if base > peak:
         raise ValueError(f"workload.base_rate: expected <= peak_rate ({peak:g}), got {base:g}")
+    k = 0
+    while (k + 0.5) * period <= duration:
+        yield Mark((k + 0.5) * period, "peak rate")
+        k += 1
     t, i = 0.0, 0
     two_pi = 6.283185307179586
     while True:

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from random import Random
 
 from sims.core.registry import Param, workload
-from sims.workloads.llm import arrivals
+from sims.core.stream import Mark
+from sims.workloads.llm import arrivals, check_ladder, ladder_marks
 
 
 @workload(
@@ -48,6 +49,10 @@ def shared_prefix(params: dict, rng: Random, duration: float) -> Iterator[dict]:
         raise ValueError(f"workload.order: expected 'cycle' or 'random', got {p['order']!r}")
     prompt = p["prefix_len"] + p["question_len"]
     out = p["output_len"]
+    check_ladder(p["ladder"])
+    yield from ladder_marks(p["ladder"], duration)
+    if p["hot_frac"] > 0.0 and 0.0 < p["hot_from"] <= duration:
+        yield Mark(p["hot_from"], "group 0 goes viral")
     deck = [(g, q) for g in range(p["groups"]) for q in range(p["prompts_per_group"])]
     rng.shuffle(deck)
     for i, t in enumerate(arrivals(rng, p["rate"], p["ladder"], duration)):

@@ -1,5 +1,7 @@
 """Key-reference streams for caches and paging: zipf, scan mix, loop, an explicit sequence,
-working-set phases. Events: ``{"t", "kind": "ref", "key": int}`` (+ ``"op": "w"`` for writes)."""
+working-set phases. Events: ``{"t", "kind": "ref", "key": int}`` (+ ``"op": "w"`` for writes).
+A generator with phases marks each change (``stream.Mark``): its keys iterator yields the mark's
+label, a str, just before the first key of the new phase."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from random import Random
 from sims.core.dists import Zipf
 from sims.core.limits import MAX_RATE, show
 from sims.core.registry import Param, workload
+from sims.core.stream import Mark
 
 MAX_KEYS = 1_000_000  # a bounded zipf keeps a CDF of this many floats
 MAX_ZIPF_S = 10.0
@@ -16,11 +19,17 @@ _RATE = Param(float, 1000.0, "references per virtual second (evenly spaced)", ab
 _WRITES = Param(float, 0.0, "fraction of references that are writes", min=0.0, max=1.0)
 
 
-def _emit(keys: Iterator[int], params: dict, rng: Random, duration: float) -> Iterator[dict]:
+def _emit(keys: Iterator[int | str], params: dict, rng: Random, duration: float) -> Iterator[dict | Mark]:
+    """Evenly spaced references to ``keys``; a str among them is a mark's label, at the time of
+    the reference that follows it."""
     dt = 1.0 / params["rate"]
     wr = params.get("write_ratio", 0.0)
     i = 0
     for key in keys:
+        if isinstance(key, str):
+            if (i + 1) * dt <= duration:
+                yield Mark((i + 1) * dt, key)
+            continue
         i += 1
         t = i * dt
         if t > duration:
@@ -63,11 +72,13 @@ def scan_mix(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     z = Zipf(params["hot_n"], params["hot_s"])
     base = 1_000_000
 
-    def keys() -> Iterator[int]:
+    def keys() -> Iterator[int | str]:
         nonlocal base
         while True:
             for _ in range(params["scan_every"]):
                 yield z.sample(rng) - 1
+            if params["scan_len"]:
+                yield "scan starts"
             for k in range(params["scan_len"]):
                 yield base + k
             base += params["scan_len"]
@@ -126,9 +137,13 @@ def phases(params: dict, rng: Random, duration: float) -> Iterator[dict]:
         raise ValueError(f"workload.ws: expected <= pages ({params['pages']}), got {params['ws']}")
     z = Zipf(params["ws"], params["s"])
 
-    def keys() -> Iterator[int]:
+    def keys() -> Iterator[int | str]:
+        phase = 0
         while True:
             ws = rng.sample(range(params["pages"]), params["ws"])
+            phase += 1
+            if phase > 1:
+                yield f"phase {phase}: new working set"
             for _ in range(params["phase_refs"]):
                 yield ws[z.sample(rng) - 1]
 

@@ -14,6 +14,7 @@ from random import Random
 from sims.core.dists import exponential, lognormal_mean
 from sims.core.limits import MAX_RATE, show
 from sims.core.registry import Param, workload
+from sims.core.stream import Mark
 from sims.workloads.traffic import MAX_SIGMA
 
 
@@ -39,6 +40,13 @@ def rate_at(ladder: list, default: float, t: float) -> float:
         if t >= step[0]:
             rate = step[1]
     return rate
+
+
+def ladder_marks(ladder: list, duration: float) -> Iterator[Mark]:
+    """A mark at each step of the ladder within the run (``stream.Mark``): the load changes there."""
+    for at, rate in ladder:
+        if 0 < at <= duration:
+            yield Mark(float(at), f"load → {rate:g} req/s")
 
 
 def arrivals(rng: Random, rate: float, ladder: list, duration: float) -> Iterator[float]:
@@ -90,6 +98,7 @@ def llm(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """ShareGPT-like requests by default (lognormal, mean in/out 161/338, max 2048)."""
     p = params
     check_ladder(p["ladder"])
+    yield from ladder_marks(p["ladder"], duration)
     open_sessions: list[dict] = []
     next_session = 0
     for i, t in enumerate(arrivals(rng, p["rate"], p["ladder"], duration)):

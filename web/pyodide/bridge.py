@@ -148,7 +148,8 @@ class Session:
 
     def info(self) -> dict:
         """The preset's meta (``api.describe``) as this session runs it: its seed, its panels,
-        its charts, and ``injected``, the actions injected so far."""
+        its charts, ``marks``, the moments its workload causes (``Scenario.marks``: a scan
+        starts, a phase changes), and ``injected``, the actions injected so far."""
         meta = api.describe(self.sc.preset, metrics=self.sc.metrics())
         return {
             **meta,
@@ -157,6 +158,7 @@ class Session:
             "charts": self.charts,
             "series": self.columns,
             "windows": self.windows,
+            "marks": self.sc.marks(),
             "injected": self.injected,
         }
 

@@ -6,6 +6,7 @@ import { ceilTime, formatActions, linkHash, parseActions, parseOverrides } from 
 import { panelColors } from "../../../web/static/js/palette.js";
 import { formatTick, metricInfo, niceRange, niceTicks } from "../../../web/static/js/metrics.js";
 import { ChartData } from "../../../web/static/js/chart-data.js";
+import { recentWindow } from "../../../web/static/js/chart-marks.js";
 
 test("links round-trip and keep times on the millisecond", () => {
   assert.deepEqual(parseOverrides("workload.rate=5;defaults.size=50;x=abc"), { "workload.rate": 5, "defaults.size": 50, x: "abc" });
@@ -111,4 +112,14 @@ test("a latency draws nothing until something has completed", () => {
     ],
   });
   assert.deepEqual(d.values("ttft_p90", 0), [null, null, 0.3, 0]);
+});
+
+test("the recent window fits between the workload's marks once they are apart, never under three samples", () => {
+  const scans = Array.from({ length: 261 }, (_, k) => ({ t: 0.121 + 0.23 * k, label: "scan starts", kind: "workload" }));
+  assert.equal(recentWindow(scans, 0, 60, 400, 0.05), 3); // crowded over the whole run: a twentieth of it
+  assert.ok(Math.abs(recentWindow(scans, 8, 10, 400, 0.05) - 0.15) < 1e-9); // apart, but 3 samples of 0.05 s
+  assert.ok(Math.abs(recentWindow(scans, 8, 10, 400, 0.01) - 0.1) < 1e-9); // a twentieth of 2 s < half a gap
+  assert.ok(Math.abs(recentWindow(scans, 0, 4, 1000, 0.01) - 0.115) < 1e-9); // half the gap between scans
+  const events = [{ t: 5, label: "node joins", kind: "event" }]; // events never narrow it
+  assert.equal(recentWindow(events, 0, 20, 400, 0.2), 1);
 });

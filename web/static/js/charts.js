@@ -6,14 +6,17 @@
 // What a reader gets: each panel's colour and dash (palette.js), its name at its line's end, axis
 // titles with units, at least three y ticks with labels that fit, ratios in percent; ratios that
 // are counts over counts drawn over a moving window ("recent", the default) or since the start;
-// marks for scheduled events and injected actions; the previous run as a faint line after a
+// marks for scheduled events, injected actions and the workload's own moments (a scan starts, a
+// phase changes: the bridge's info `marks`); the previous run as a faint line after a
 // parameter change.
 import uPlot from "../vendor/uplot/uPlot.esm.js";
 import { axisTitle, formatMetric, formatTick, metricInfo, niceRange, niceTicks } from "./metrics.js";
 import { dashFor } from "./palette.js";
 import { ChartData } from "./chart-data.js";
+import { drawMarks, recentWindow } from "./chart-marks.js";
 
 let syncSeq = 0;
+const seconds = (s) => (s >= 1 ? s.toFixed(1) : String(Number(s.toPrecision(2)))); // 3.0, 0.12
 const LABEL_FONT = "600 11px system-ui, sans-serif";
 const TICK_FONT = "11px system-ui, sans-serif";
 
@@ -29,6 +32,7 @@ export class Charts {
     });
     this.recent = this.data.windowable.length > 0; // recent ratios by default where they exist
     this.marks = [];
+    this.view = null; // [lo, hi] virtual seconds when zoomed in (drag across a chart), else the whole run
     this.ghost = null;
     this.plots = [];
     this.sync = `cs-${++syncSeq}`;
@@ -47,7 +51,7 @@ export class Charts {
     for (const p of this.plots) p.destroy();
     this.plots = [];
     host.replaceChildren();
-    if (this.data.windowable.length) host.append(this._toggle());
+    if (this.data.windowable.length || this.view) host.append(this._toggle());
     const cols = this._cols();
     for (const [i, metric] of this.shown.entries()) {
       const info = metricInfo(metric, this.units);
@@ -55,9 +59,10 @@ export class Charts {
       fig.className = "cs-chart";
       fig.dataset.metric = metric;
       const cap = document.createElement("figcaption");
-      cap.textContent = info.recent ? `${info.title} (last ${this.data.windowSeconds.toFixed(1)} s)` : info.title;
+      cap.textContent = info.recent ? `${info.title} (last ${seconds(this.data.windowSeconds)} s)` : info.title;
       const box = document.createElement("div");
       box.setAttribute("role", "img");
+      box.title = this.view ? "Double-click for the whole run" : "Drag across the chart to zoom in";
       box.setAttribute("aria-label", `${axisTitle(metric, this.units)} over virtual time, one line per panel: ${this.panels.join(", ")}`);
       fig.append(cap, box);
       host.append(fig);
@@ -74,10 +79,26 @@ export class Charts {
     wrap.className = "cs-chart-opts";
     wrap.setAttribute("role", "group");
     wrap.setAttribute("aria-label", "Ratios over");
-    for (const [recent, text] of [
-      [true, `Recent (last ${this.data.windowSeconds.toFixed(1)} s)`],
-      [false, "Since the start"],
-    ]) {
+    if (this.view) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "cs-btn cs-zoom-out";
+      b.textContent = `Whole run (showing ${seconds(this.view[0])}–${seconds(this.view[1])} s)`;
+      b.addEventListener("click", () => this.zoom(null));
+      wrap.append(b);
+    } else {
+      const hint = document.createElement("span");
+      hint.className = "cs-zoom-hint";
+      hint.style.cssText = "align-self:center;opacity:.7;font-size:.85em";
+      hint.textContent = "Drag across a chart to zoom in";
+      wrap.append(hint);
+    }
+    for (const [recent, text] of this.data.windowable.length
+      ? [
+          [true, `Recent (last ${seconds(this.data.windowSeconds)} s)`],
+          [false, "Since the start"],
+        ]
+      : []) {
       const b = document.createElement("button");
       b.type = "button";
       b.className = "cs-btn cs-toggle";
@@ -114,9 +135,9 @@ export class Charts {
       height: this.height,
       padding: [10, labelW, 0, 0],
       legend: { show: i === 0, live: true },
-      cursor: { sync: { key: this.sync }, drag: { x: false, y: false } },
+      cursor: { sync: { key: this.sync }, drag: { x: true, y: false, setScale: false } },
       scales: {
-        x: { time: false, range: () => [0, this.data.span(this.ghost)] }, // the whole run: the lines fill it
+        x: { time: false, range: () => this._xRange() }, // the whole run (the lines fill it), or the zoom
         y: { range: () => this._range(metric, info) },
       },
       axes: [
@@ -163,8 +184,48 @@ export class Charts {
       hooks: {
         drawSeries: [],
         draw: [(u) => this._overlay(u, metric)],
+        setSelect: [(u) => this._selected(u)],
+        ready: [(u) => u.over.addEventListener("dblclick", () => this.zoom(null))],
       },
     };
+  }
+
+  _xRange() {
+    return this.view ? [...this.view] : [0, this.data.span(this.ghost)];
+  }
+
+  /** A drag across a chart: zoom every chart of the sim to the dragged span. */
+  _selected(u) {
+    const { left, width } = u.select;
+    if (width < 5) return;
+    const lo = u.posToVal(left, "x");
+    const hi = u.posToVal(left + width, "x");
+    u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+    this.zoom(lo, hi);
+  }
+
+  /**
+   * Show [lo, hi] virtual seconds on every chart (null: the whole run). The recent window follows
+   * the view (chart-marks.js recentWindow), so a zoom into a few phases shows each of them.
+   */
+  zoom(lo, hi) {
+    this.view = lo == null || !(hi > lo) ? null : [Math.max(0, lo), hi];
+    this._fitWindow(true);
+  }
+
+  /** Set the recent window for the current view; rebuild the charts when it changed (or `force`). */
+  _fitWindow(force = false) {
+    const [lo, hi] = this._xRange();
+    const xs = this.data.xs;
+    const step = xs.length > 1 ? (xs[xs.length - 1] - xs[0]) / (xs.length - 1) : 0;
+    const win = recentWindow(this.marks, lo, hi, Math.max(100, this._width(this._cols()) - 60), step);
+    if (!force && Math.abs(win - this.data.windowSeconds) <= 1e-9 * Math.max(1, win)) return;
+    for (const d of [this.data, this.ghost]) {
+      if (!d) continue;
+      d.windowSeconds = win;
+      d._cache.clear();
+    }
+    this._build();
   }
 
   _range(metric, info) {
@@ -177,7 +238,7 @@ export class Charts {
   _overlay(u, metric) {
     const ctx = u.ctx;
     const dpr = uPlot.pxRatio;
-    const { left, top, width, height } = u.bbox;
+    const { top, height } = u.bbox;
     ctx.save();
     // the previous run
     if (this.ghost) {
@@ -206,34 +267,8 @@ export class Charts {
       }
       ctx.globalAlpha = 1;
     }
-    // marks: scheduled events and injected actions
-    ctx.font = TICK_FONT.replace("11px", `${Math.round(10 * dpr)}px`);
-    ctx.textBaseline = "top";
-    ctx.textAlign = "left";
-    const style = getComputedStyle(this.host);
-    const fg = style.color || "#444";
-    let row = 0;
-    for (const m of this.marks) {
-      const x = u.valToPos(m.t, "x", true);
-      if (!(x >= left - 1 && x <= left + width + 1)) continue;
-      ctx.strokeStyle = fg;
-      ctx.globalAlpha = 0.55;
-      ctx.setLineDash([3 * dpr, 3 * dpr]);
-      ctx.lineWidth = dpr;
-      ctx.beginPath();
-      ctx.moveTo(x, top);
-      ctx.lineTo(x, top + height);
-      ctx.stroke();
-      ctx.globalAlpha = 0.9;
-      ctx.fillStyle = fg;
-      const text = m.label.length > 22 ? `${m.label.slice(0, 21)}…` : m.label;
-      const tw = ctx.measureText(text).width;
-      const tx = x + 3 * dpr + tw > left + width ? x - 3 * dpr - tw : x + 3 * dpr;
-      ctx.fillText(text, tx, top + 2 * dpr + (row % 3) * 12 * dpr);
-      row++;
-    }
-    ctx.setLineDash([]);
-    ctx.globalAlpha = 1;
+    // marks: scheduled events, injected actions and the workload's own moments
+    u._marksDrawn = drawMarks(u, ctx, dpr, this.marks, getComputedStyle(this.host).color || "#444");
     // direct labels: each panel's name at its line's last point, nudged apart so none overlap
     ctx.font = LABEL_FONT.replace("11px", `${Math.round(11 * dpr)}px`);
     ctx.textBaseline = "middle";
@@ -272,6 +307,7 @@ export class Charts {
       title: p.axes[1].label,
       xTitle: p.axes[0].label,
       yTicks: p.axes[1]._values || [],
+      marks: p._marksDrawn || [],
       series: p.series
         .slice(1)
         .map((s) => ({ label: s.label, stroke: typeof s.stroke === "function" ? s._stroke : s.stroke, dash: s.dash })),
@@ -299,19 +335,33 @@ export class Charts {
     this.dirty = true;
   }
 
-  /** A vertical mark at virtual time `t` (an event or an injected action). */
-  mark(t, label) {
-    if (!this.marks.some((m) => m.t === t && m.label === label)) this.marks.push({ t, label });
+  /**
+   * A vertical mark at virtual time `t`: `kind` "event" (a scheduled event or an injected action)
+   * or "workload" (a moment the workload causes: a scan starts, a phase changes).
+   */
+  mark(t, label, kind = "event") {
+    const key = `${t}\u0000${label}`;
+    this._markKeys ??= new Set();
+    if (this._markKeys.has(key)) return;
+    this._markKeys.add(key);
+    this.marks.push({ t, label, kind });
+    this._windowStale = true;
     this.dirty = true;
   }
 
   clearMarks() {
     this.marks = [];
+    this._markKeys = new Set();
     this.dirty = true;
   }
 
   /** Redraw if data changed (call once per animation frame). */
   flush() {
+    if (this._windowStale || this._steps !== Math.min(this.data.xs.length, 2)) {
+      this._windowStale = false;
+      this._steps = Math.min(this.data.xs.length, 2); // the sample step is known from two samples on
+      this._fitWindow();
+    }
     if (!this.dirty) return;
     this.dirty = false;
     for (const plot of this.plots) plot.setData([this.data.xs, ...this.panels.map((_, k) => this.data.values(plot._metric, k))]);

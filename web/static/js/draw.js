@@ -59,3 +59,31 @@ export function bars(ctx, items, value, label, box, theme, y0, color = theme.acc
     }
   });
 }
+
+/**
+ * The workload's latest mark at or before the frame's time (theme.marks, theme.t: a scan starts,
+ * the working set moves), or null. Binary search: cache-scan has hundreds.
+ */
+export function lastMark(theme) {
+  const marks = theme.marks || [];
+  let lo = 0;
+  let hi = marks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (marks[mid].t <= theme.t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo ? marks[lo - 1] : null;
+}
+
+/**
+ * "scan starts, 0.04 s ago" for the latest workload mark at (x, y), or just its label where the
+ * whole does not fit in `room` CSS px, or nothing; nothing before the first mark.
+ */
+export function markNote(ctx, theme, x, y, align = "left", room = Infinity) {
+  const m = lastMark(theme);
+  if (!m) return;
+  const ago = theme.t - m.t;
+  const s = [`${m.label}, ${ago < 1 ? ago.toFixed(2) : fmt(ago)} s ago`, m.label].find((c) => ctx.measureText(c).width <= room);
+  if (s) text(ctx, s, x, y, theme.muted, align);
+}

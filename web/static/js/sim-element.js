@@ -390,10 +390,11 @@ export class ContentionSim extends HTMLElement {
     return frame;
   }
 
-  /** Scheduled events and injected actions as marks on the charts. */
+  /** Scheduled events, injected actions and the workload's own moments as marks on the charts. */
   _markActions() {
     if (!this.charts.mark) return;
     this.charts.clearMarks?.();
+    for (const m of this.info?.marks || []) this.charts.mark(m.t, m.label, "workload");
     for (const ev of this.meta.events || []) this.charts.mark(ev.t, ev.label || ev.kind.replaceAll("_", " "));
     for (const [i, t] of this.actions) this.charts.mark(t, actionLabel(this.meta, i));
   }

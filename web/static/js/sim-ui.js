@@ -239,7 +239,8 @@ export function renderFrame(sim, f, theme, resized) {
     }
     const ctx = p.canvas.getContext("2d");
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    drawView(ctx, data.view, { w: p.w, h: p.h }, { ...theme, panel: name, color: sim.colorOf(name) });
+    const moment = { t: f.t, marks: sim.info?.marks || [] }; // the workload's marks, for the views (draw.js lastMark)
+    drawView(ctx, data.view, { w: p.w, h: p.h }, { ...theme, ...moment, panel: name, color: sim.colorOf(name) });
     const names = [...first.filter((k) => k in data.metrics), ...Object.keys(data.metrics).filter((k) => !first.includes(k))];
     for (const k of names) {
       let cell = p.cells[k];

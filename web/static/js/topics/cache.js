@@ -1,24 +1,30 @@
 // Renderers of topic `cache`'s view kinds (sims/cache/topic.toml `views`), loaded by render.js's
 // loadTopic("cache") when a preset of the topic is shown.
 import { registerRenderer, fmt } from "../render.js";
-import { PAD, text } from "../draw.js";
+import { PAD, text, lastMark, markNote } from "../draw.js";
 
 // cache: each list as a row of cells (ghost lists faded), with its size. When the workload has a
 // hot set (hot_n keys numbered from 0, as scan_mix), hot keys are one colour and the rest another,
-// so a scan flushing the hot set is visible; otherwise each key gets a stable colour.
+// so a scan flushing the hot set is visible; otherwise each key gets a stable colour. Under the
+// lists, the workload's latest moment ("scan starts, 0.04 s ago").
 registerRenderer("cache", (ctx, v, box, theme) => {
   const lists = v.lists || [];
-  text(ctx, `${fmt(v.resident ?? 0)} / ${fmt(v.capacity ?? 0)} resident`, PAD, 9, theme.muted);
-  if (v.p !== undefined) text(ctx, `p = ${fmt(v.p)}`, box.w - PAD, 9, theme.muted, "right");
+  const head = `${fmt(v.resident ?? 0)} / ${fmt(v.capacity ?? 0)} resident`;
+  text(ctx, head, PAD, 9, theme.muted);
+  // ARC's p beside the header, or on the first list's line where the legend would run into it
+  const pRoom = box.w - 2 * PAD - ctx.measureText(head).width - (theme.workload?.hot_n ? 110 : 0);
+  const pAside = v.p !== undefined && pRoom >= 60;
+  if (v.p !== undefined) text(ctx, `p = ${fmt(v.p)}`, box.w - PAD, pAside ? 9 : 25, theme.muted, "right");
   const hotN = theme.workload?.hot_n;
   const colour = hotN
     ? (key) => (Number(key) < hotN ? theme.accent : theme.bad)
     : (key, k) => theme.keys[Math.abs(Number(key) || k) % theme.keys.length];
   if (hotN) {
-    text(ctx, "■ hot", box.w - PAD - (v.p !== undefined ? 70 : 0) - 40, 9, theme.accent, "right");
-    text(ctx, "■ other", box.w - PAD - (v.p !== undefined ? 70 : 0), 9, theme.bad, "right");
+    text(ctx, "■ hot", box.w - PAD - (pAside ? 70 : 0) - 48, 9, theme.accent, "right");
+    text(ctx, "■ other", box.w - PAD - (pAside ? 70 : 0), 9, theme.bad, "right");
   }
-  const rowH = Math.max(18, Math.min(34, (box.h - 20) / Math.max(1, lists.length)));
+  const note = lastMark(theme) ? 14 : 0;
+  const rowH = Math.max(18, Math.min(34, (box.h - 20 - note) / Math.max(1, lists.length)));
   lists.forEach((l, i) => {
     const y = 20 + i * rowH;
     text(ctx, `${l.name} ${fmt(l.size ?? (l.items || []).length)}${l.ghost ? " (ghost)" : ""}`, PAD, y + 5, theme.fg);
@@ -33,4 +39,5 @@ registerRenderer("cache", (ctx, v, box, theme) => {
     });
     ctx.globalAlpha = 1;
   });
+  markNote(ctx, theme, PAD, Math.min(box.h - 7, 20 + lists.length * rowH + 5), "left", box.w - 2 * PAD);
 });

@@ -1,13 +1,16 @@
 // Renderers of topic `paging`'s view kinds (sims/paging/topic.toml `views`), loaded by render.js's
 // loadTopic("paging") when a preset of the topic is shown.
 import { registerRenderer } from "../render.js";
-import { PAD, text, outcomes } from "../draw.js";
+import { PAD, text, outcomes, markNote } from "../draw.js";
 
-// paging: the frames and their pages, then the recent references (hit / fault)
+// paging: the frames and their pages, then the recent references (hit / fault); under the frames
+// (or beside the header where they fill the box) the workload's latest moment ("phase 5: new
+// working set, 0.01 s ago")
 registerRenderer("frames", (ctx, v, box, theme) => {
   const res = v.resident || [];
   const frames = v.frames || res.length || 1;
-  text(ctx, `${res.length} / ${frames} frames resident`, PAD, 9, theme.muted);
+  const head = `${res.length} / ${frames} frames resident`;
+  text(ctx, head, PAD, 9, theme.muted);
   const cols = Math.min(frames, Math.max(1, Math.floor((box.w - 2 * PAD) / 26)));
   const rows = Math.ceil(frames / cols);
   const cw = (box.w - 2 * PAD) / cols;
@@ -19,6 +22,9 @@ registerRenderer("frames", (ctx, v, box, theme) => {
     ctx.fillRect(x, y, cw - 2, ch - 2);
     if (i < res.length && cw > 16 && ch > 10) text(ctx, String(res[i]), x + cw / 2 - 1, y + ch / 2, theme.onAccent, "center");
   }
+  const below = 18 + rows * ch + 8;
+  if (box.h - 30 - below >= 8) markNote(ctx, theme, PAD, below, "left", box.w - 2 * PAD);
+  else markNote(ctx, theme, box.w - PAD, 9, "right", box.w - 3 * PAD - ctx.measureText(head).width);
   const recent = v.recent || [];
   const cw2 = (box.w - 2 * PAD) / Math.max(recent.length, 1);
   if (recent.length && cw2 >= 14) {

@@ -1,7 +1,7 @@
 // Renderers of topic `queues`'s view kinds (sims/queues/topic.toml `views`), loaded by render.js's
 // loadTopic("queues") when a preset of the topic is shown.
 import { registerRenderer, fmt } from "../render.js";
-import { PAD, text } from "../draw.js";
+import { PAD, text, markNote } from "../draw.js";
 
 // A request's colour: its class (0 = accent), greyed once its client has timed out and left.
 const colour = (job, theme) => (job.gone ? theme.track : job.cls ? theme.palette[job.cls % theme.palette.length] : theme.accent);
@@ -61,4 +61,5 @@ registerRenderer("queues", (ctx, v, box, theme) => {
   if (oldest) notes.push(`oldest ${fmt(oldest)} s`);
   if (gone) notes.push("grey = client gone");
   if (notes.length) text(ctx, notes.join(" · "), PAD, box.h - 4, theme.muted);
+  else markNote(ctx, theme, PAD, box.h - 4, "left", box.w - 2 * PAD); // the latest surge or burst
 });

@@ -1,7 +1,7 @@
 // Renderers of topic `ratelimit`'s view kinds (sims/ratelimit/topic.toml `views`), loaded by render.js's
 // loadTopic("ratelimit") when a preset of the topic is shown.
 import { registerRenderer, fmt, CAP_KEYS, FILL_KEYS } from "../render.js";
-import { PAD, text, meter, outcomes } from "../draw.js";
+import { PAD, text, meter, outcomes, markNote } from "../draw.js";
 
 // rate limiters: the bucket or window fill against its capacity, then recent decisions
 registerRenderer("limiter", (ctx, view, box, theme) => {
@@ -36,7 +36,9 @@ registerRenderer("limiter", (ctx, view, box, theme) => {
   }
   text(ctx, "admitted", pad, mid - h / 4, theme.good);
   text(ctx, "rejected", pad, mid + h / 4, theme.bad);
-  text(ctx, `last ${fmt(span)} s`, box.w - pad, box.h - 8, theme.muted, "right");
+  const last = `last ${fmt(span)} s`;
+  text(ctx, last, box.w - pad, box.h - 8, theme.muted, "right");
+  markNote(ctx, theme, pad, box.h - 8, "left", box.w - 3 * pad - ctx.measureText(last).width); // the latest burst
 });
 
 // rate limiting by tokens per minute: the counter against the limit, actual use beside it
