@@ -67,6 +67,10 @@ class LRUFree:
         new._q = OrderedDict(self._q)
         return new
 
+    def fill(self, n: int) -> None:
+        """Blocks 0..n-1, none hashed: as if pushed in that order (each to the front)."""
+        self._q = OrderedDict.fromkeys(range(n - 1, -1, -1))
+
     def push(self, block: int, hashed: bool, cost: float) -> None:
         self._q[block] = None
         if not hashed:
@@ -104,6 +108,10 @@ class CostAwareFree:
         new._live = dict(self._live)
         return new
 
+    def fill(self, n: int) -> None:
+        for b in range(n):
+            self.push(b, False, 0.0)
+
     def push(self, block: int, hashed: bool, cost: float) -> None:
         self._n += 1
         credit = self._inflation + cost if hashed else float("-inf")
@@ -139,7 +147,8 @@ class BlockPool:
     """Physical KV blocks with refcounts and a prefix cache.
 
     Invariants: ``ref[b] >= 0``; a block is in the free queue iff ``ref[b] == 0``; free + used =
-    total; ``cached[h] == b`` iff ``block_hash[b] == h``. A free block keeps its hash (a later
+    total; ``cached[h] == b`` iff ``block_hash[b] == h >= 0``; ``lazy`` blocks carry a negative
+    mark instead (cached, hash not computed yet: ``Paged``). A free block keeps its hash (a later
     request may hit it) until the free queue hands it out again: evicted on reuse.
     """
 
@@ -154,8 +163,8 @@ class BlockPool:
         self.block_hash: list[int | None] = [None] * num_blocks
         self.cached: dict[int, int] = {}
         self.free_q = EVICTORS[eviction]()
-        for b in range(num_blocks):
-            self.free_q.push(b, False, 0.0)
+        self.free_q.fill(num_blocks)
+        self.lazy = 0  # blocks marked cached with a negative mark: hashes not computed yet (paged.py)
         self.evictions = 0  # cached blocks handed out again
         # frees and new cache entries: the only changes that can let a refused admission through
         # (allocations, touches and evictions only take free blocks or hits away)
@@ -172,6 +181,11 @@ class BlockPool:
     @property
     def num_free(self) -> int:
         return len(self.free_q)
+
+    @property
+    def num_cached(self) -> int:
+        """Blocks holding a cached prefix (hashed, or marked to be hashed)."""
+        return len(self.cached) + self.lazy
 
     @property
     def num_used(self) -> int:
@@ -215,10 +229,13 @@ class BlockPool:
             h = self.block_hash[b]
             if h is not None:
                 self.block_hash[b] = None
-                del self.cached[h]
                 self.evictions += 1
-                if evicted is not None:
-                    evicted.append(h)
+                if h < 0:
+                    self.lazy -= 1
+                else:
+                    del self.cached[h]
+                    if evicted is not None:
+                        evicted.append(h)
             self.ref[b] = 1
             out.append(b)
         return out
@@ -264,4 +281,5 @@ class BlockPool:
         assert used + len(free) == self.num_blocks, "free + used != total"
         for h, b in self.cached.items():
             assert self.block_hash[b] == h, f"cache map and block {b} disagree"
-        assert sum(1 for h in self.block_hash if h is not None) == len(self.cached)
+        assert sum(1 for h in self.block_hash if h is not None and h >= 0) == len(self.cached)
+        assert sum(1 for h in self.block_hash if h is not None and h < 0) == self.lazy
