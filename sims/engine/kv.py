@@ -203,4 +203,3 @@ def make_allocator(
 
 
 __all__ = ["ALLOCATORS", "Allocator", "Paged", "block_hashes", "make_allocator", "next_pow2"]
-

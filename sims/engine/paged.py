@@ -13,8 +13,8 @@ before. A ``kv_listener`` (which publishes hashes) makes every root eager at onc
 
 from __future__ import annotations
 
-from sims.engine.blocks import BlockPool, block_hashes
 from sims.engine.allocator import Allocator
+from sims.engine.blocks import BlockPool, block_hashes
 
 _NEW = object()  # a root never seen by this allocator
 
