@@ -287,23 +287,24 @@ class BlockPool:
             return None
         out = fq.take(n)
         ref = self.ref
-        if not (self.cached or self.lazy):  # no block carries a hash
-            for b in out:
-                ref[b] = 1
-            return out
-        bh = self.block_hash
         for b in out:
             ref[b] = 1
-            h = bh[b]
-            if h is not None:
+        if not (self.cached or self.lazy):  # no block carries a hash
+            return out
+        bh = self.block_hash
+        hs = [bh[b] for b in out]
+        held = n - hs.count(None)
+        if held:  # reused blocks lose their hashes, in queue order
+            self.evictions += held
+            for b in out:
                 bh[b] = None
-                self.evictions += 1
-                if h < 0:
-                    self.lazy -= 1
-                else:
-                    del self.cached[h]
-                    if evicted is not None:
-                        evicted.append(h)
+            real = [h for h in hs if h is not None and h >= 0]
+            self.lazy -= held - len(real)
+            cached = self.cached
+            for h in real:
+                del cached[h]
+            if evicted is not None:
+                evicted += real
         return out
 
     def free(self, blocks: list[int], cost: float = 0.0) -> None:

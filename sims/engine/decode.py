@@ -74,6 +74,8 @@ def run_decodes(eng, until: float) -> None:
         n_d = len(decode)
         base_flops = 2.0 * cost.params * n_d
         ar = cost.allreduce_s(n_d)
+        free = len(fq) if lru else 0
+        s0 = s
         while now <= until:
             # CostModel.step_time(0, 0, 0, n_d, s_dec), in its order of operations
             compute_s = (base_flops + pf * s_dec) / flops_s
@@ -84,7 +86,7 @@ def run_decodes(eng, until: float) -> None:
                 break
             g = grow_cal.pop(s, None)
             if g is not None:
-                if not lru or len(g) > len(fq):  # a crossing may need a preemption: the general step
+                if not lru or len(g) > free:  # a crossing may need a preemption: the general step
                     grow_cal[s] = g
                     stop = True
                     break
@@ -93,6 +95,7 @@ def run_decodes(eng, until: float) -> None:
                     if e[0] != seq.epoch:
                         continue
                     b = stack.pop() if stack else fq.pop()
+                    free -= 1
                     h = bh[b]
                     if h is not None:
                         bh[b] = None
@@ -130,8 +133,6 @@ def run_decodes(eng, until: float) -> None:
             k_res += dur * (usum - state)
             k_int += dur * (rsum - usum)
             k_ext += dur * (cap - held)
-            steps += 1
-            tokens += n_d
             now += dur
             s += 1
             s_dec += n_d
@@ -144,12 +145,14 @@ def run_decodes(eng, until: float) -> None:
                         eng._finish(seq)
                 s_dec = eng._s_dec
                 held, rsum, usum = alloc.held, alloc.reserved_sum, alloc.useful_sum
-            usage = (nb - len(fq)) / nb if lru else _usage(alloc, held)
+            usage = (nb - (len(fq) if fins is not None else free)) / nb if lru else _usage(alloc, held)
             recent.append([now - dur, dur, 0, n_d, usage])
             if fins is not None:
                 break  # the batch changed: new constants
-        else:
-            break  # past until
+        steps += s - s0
+        tokens += (s - s0) * n_d
+        if now > until:
+            break
     eng.now, eng.step_idx, eng._s_dec, eng._work = now, s, s_dec, work
     alloc.held, alloc.reserved_sum, alloc.useful_sum = held, rsum, usum
     st.busy_s, st.kv_total, st.kv_state, st.kv_reserved, st.kv_internal, st.kv_external = (
