@@ -287,24 +287,28 @@ class BlockPool:
             return None
         out = fq.take(n)
         ref = self.ref
+        bh = self.block_hash
+        hs = [bh[b] for b in out] if self.cached or self.lazy else ()  # any block may carry a hash
+        held = n - hs.count(None) if hs else 0
+        if not held:
+            for b in out:
+                ref[b] = 1
+            return out
+        # reused blocks lose their hashes, in queue order
         for b in out:
             ref[b] = 1
-        if not (self.cached or self.lazy):  # no block carries a hash
-            return out
-        bh = self.block_hash
-        hs = [bh[b] for b in out]
-        held = n - hs.count(None)
-        if held:  # reused blocks lose their hashes, in queue order
-            self.evictions += held
-            for b in out:
-                bh[b] = None
+            bh[b] = None
+        self.evictions += held
+        if self.cached:
             real = [h for h in hs if h is not None and h >= 0]
-            self.lazy -= held - len(real)
             cached = self.cached
             for h in real:
                 del cached[h]
             if evicted is not None:
                 evicted += real
+            self.lazy -= held - len(real)
+        else:
+            self.lazy -= held
         return out
 
     def free(self, blocks: list[int], cost: float = 0.0) -> None:
