@@ -153,3 +153,17 @@ def test_lru_free_queue_matches_an_ordered_dict(seed):
             held.append(b)
         assert len(q) == len(model)
         assert q.order() == list(model)
+
+
+@pytest.mark.parametrize("name", ["engine-vidur-10k", "prefix-sharing", "routing-llmd-short"])
+def test_seeking_back_through_lazy_roots_gives_the_same_run(name):
+    p = presets.load(name)
+    fresh = Scenario(p, duration=40.0)
+    fresh.advance(40.0)
+    sc = Scenario(p, duration=40.0, checkpoint_every=10.0)
+    sc.advance(40.0)
+    sc.seek(15.0)
+    sc.advance(40.0)
+    assert sc.metrics() == fresh.metrics()
+    assert _state(sc) == _state(fresh)
+    assert _hashes(sc) == _hashes(fresh)

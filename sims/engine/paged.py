@@ -79,6 +79,7 @@ class Paged(Allocator):
         new.pool = copy.deepcopy(self.pool, memo)
         new._roots = {g: (r.copy() if r is not None else None) for g, r in self._roots.items()}
         new._refused = copy.deepcopy(self._refused, memo)
+        new._listener = copy.deepcopy(self._listener, memo)  # a bound method: the copy's own engine
         return new
 
     @property
