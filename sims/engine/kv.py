@@ -2,7 +2,7 @@
 
 ``contiguous_max`` / ``contiguous_pow2`` / ``contiguous_oracle`` reserve one contiguous range of
 token slots per sequence (Orca-style) from an address-ordered first-fit free list; ``paged`` gives
-each sequence a block table over a ``BlockPool`` (vLLM). The engine calls ``admit`` (reserve for the
+each sequence a block table over a ``BlockPool`` (vLLM; ``paged.py``). The engine calls ``admit`` (reserve for the
 tokens it is about to compute, reporting prefix-cache hits), ``grow`` (when a decode step would write
 past ``seq.reserved``) and ``release``. Capacity running out is a value (False), never an exception.
 
