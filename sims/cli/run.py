@@ -145,6 +145,40 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+class _OnDemand(arg.Parser):
+    """A parser whose subcommands are added the first time it parses (or prints help): ``trace``
+    lists every topic with a trace replay, which imports every topic, and a plain ``run`` of one
+    preset should import only its own (issue 21: start-up is part of the engine speed target)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        fill = self.__dict__.pop("_fill", None)
+        if fill is not None:
+            fill(self)
+        return super().parse_known_args(args, namespace)
+
+
+def _add_trace_topics(s: argparse.ArgumentParser) -> None:
+    tsub = s.add_subparsers(dest="topic", metavar="TOPIC", parser_class=arg.Parser)
+    tsub.required = True
+    for topic_name in registry.topic_names():  # every topic that declares a trace replay
+        topic = registry.load_topic(topic_name)
+        if topic.trace is None:
+            continue
+        t = tsub.add_parser(topic_name, help=topic.trace.help)
+        names = ", ".join(sorted(registry.policies(topic_name)))
+        t.add_argument(topic.trace.policy_flag, dest="policy", required=True, help=f"one of: {names}")
+        for a in topic.trace.args:
+            if a.type is bool:
+                t.add_argument(a.flag, action="store_true", help=a.help)
+                continue
+            t.add_argument(
+                a.flag, type=arg.positive(a.type) if a.positive else a.type, required=a.required, help=a.help
+            )
+        t.add_argument("--trace", required=True, metavar="F", type=arg.path, help="the trace file")
+        t.add_argument("--json", action="store_true", help="print JSON")
+        t.set_defaults(fn=cmd_trace)
+
+
 def add(sub) -> None:
     s = sub.add_parser("list", help="list the presets")
     s.add_argument("--json", action="store_true", help="print JSON")
@@ -181,25 +215,8 @@ def add(sub) -> None:
     s.set_defaults(fn=cmd_run)
 
     s = sub.add_parser("trace", help="run one policy over your own trace file")
-    tsub = s.add_subparsers(dest="topic", metavar="TOPIC", parser_class=arg.Parser)
-    tsub.required = True
-    for topic_name in registry.topic_names():  # every topic that declares a trace replay
-        topic = registry.load_topic(topic_name)
-        if topic.trace is None:
-            continue
-        t = tsub.add_parser(topic_name, help=topic.trace.help)
-        names = ", ".join(sorted(registry.policies(topic_name)))
-        t.add_argument(topic.trace.policy_flag, dest="policy", required=True, help=f"one of: {names}")
-        for a in topic.trace.args:
-            if a.type is bool:
-                t.add_argument(a.flag, action="store_true", help=a.help)
-                continue
-            t.add_argument(
-                a.flag, type=arg.positive(a.type) if a.positive else a.type, required=a.required, help=a.help
-            )
-        t.add_argument("--trace", required=True, metavar="F", type=arg.path, help="the trace file")
-        t.add_argument("--json", action="store_true", help="print JSON")
-        t.set_defaults(fn=cmd_trace)
+    s.__class__ = _OnDemand  # its per-topic commands import every topic: added only when parsed
+    s._fill = _add_trace_topics
 
     s = sub.add_parser("bench", help="measure simulation throughput per preset (median of runs)")
     s.add_argument("presets", nargs="*", help="presets to measure (default: all)")

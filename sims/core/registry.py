@@ -225,15 +225,17 @@ def get_policy(topic: str, name: str) -> Any:
     return table[name]
 
 
-def _load_workloads() -> None:
+def _load_workloads(kind: str | None = None) -> None:
     """The shared generators in sims/workloads/, then each topic's own ``workload`` module (a topic
-    that brings its own generator keeps it in its package)."""
+    that brings its own generator keeps it in its package), unless ``kind`` is already found."""
     import importlib.util
 
     import sims.workloads as pkg
 
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
         importlib.import_module(f"sims.workloads.{info.name}")
+    if kind is not None and kind in _WORKLOADS:  # a shared one: importing every topic is not needed
+        return
     for name in topic_names():
         if importlib.util.find_spec(f"sims.{name}.workload") is not None:
             importlib.import_module(f"sims.{name}.workload")
@@ -241,7 +243,7 @@ def _load_workloads() -> None:
 
 def get_workload(kind: str) -> Workload:
     if kind not in _WORKLOADS:
-        _load_workloads()
+        _load_workloads(kind)
     if kind not in _WORKLOADS:
         raise _unknown("workload kind", kind, list(_WORKLOADS))
     return _WORKLOADS[kind]

@@ -83,19 +83,16 @@ def for_run(preset, seed: int, duration: float) -> tuple[list[dict], int]:
     return events, bisect_right([ev["t"] for ev in events], duration)
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)  # one encoder, reused
+
+
 def canonical_line(ev: dict) -> str:
-    return json.dumps(ev, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return _CANONICAL.encode(ev)
 
 
 def sha256(events: Iterable[dict]) -> str:
-    h = hashlib.sha256()
-    first = True
-    for ev in events:
-        if not first:
-            h.update(b"\n")
-        h.update(canonical_line(ev).encode())
-        first = False
-    return h.hexdigest()
+    """SHA-256 of the canonical lines joined by newlines."""
+    return hashlib.sha256("\n".join(map(_CANONICAL.encode, events)).encode()).hexdigest()
 
 
 def write(events: Iterable[dict], path: str | Path) -> None:

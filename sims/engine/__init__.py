@@ -45,8 +45,10 @@ Public API (other topics build on it; keep it stable):
 
 Modules: ``engine`` (the step loop), ``admit`` (admission, the running set), ``lifecycle`` (first
 token, parallel samples, completion, handoff), ``preempt`` (recompute, swap, MLFQ pauses),
-``reading`` (read-only views, invariants), ``kv`` (the allocators: the only code touching
-blocks), ``blocks`` (block pool, hashes, free queues), ``sched``, ``cost``, ``metrics``.
+``reading`` (read-only views, invariants), ``decode`` (decode-only steps in one tight loop),
+``kv`` / ``paged`` / ``allocator`` (the allocators: the only code touching blocks; ``paged``
+hashes a prefix only once it can be shared), ``blocks`` (block pool, hashes, free queues),
+``sched``, ``cost``, ``metrics``.
 
 Panels (topic ``engine``): every registered policy name fixes one axis of the engine and the panel
 params set the rest (docs/engine.md lists them): allocators ``contiguous_max contiguous_pow2

@@ -41,7 +41,6 @@ class Admission:
             return extra
         waiting = self._waiting
         hashing = self.caching
-        B = self.block_size
         while waiting and running < cfg.max_num_seqs and budget > 0:
             seq = waiting[0][2]
             if seq.state == PAUSED:
@@ -75,7 +74,7 @@ class Admission:
             target = seq.target
             if not cfg.chunked_prefill and target > budget:
                 break
-            hashes = seq.full_hashes(B, target // B) if hashing else None
+            hashes = alloc.prompt_hashes(seq, target) if hashing else None
             if not alloc.admit(seq, target, hashes, self._wm if running else 0):
                 if self._make_room(seq, running):
                     continue

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import heapq
-from collections import OrderedDict
+from collections import deque
 
 from sims.core.rng import mix64 as _mix
 from sims.core.rng import stable_hash64
@@ -55,34 +55,94 @@ def block_hashes(segments: list, block_size: int, limit: int | None = None) -> l
 
 class LRUFree:
     """Free blocks, least recently freed at the front (evicted first); blocks that hold no cached
-    hash go to the very front, since reusing them loses nothing."""
+    hash go to the very front, since reusing them loses nothing.
+
+    So the queue is two parts: a stack of unhashed blocks (the most recently freed on top, taken
+    first), then a FIFO of hashed ones (the least recently freed first). A block keeps its
+    hashedness while free, and only hashed blocks are taken out by a cache hit: such a removal
+    leaves a stale entry in the FIFO, always before any later entry of the same block, so the
+    first entry met of a block with stale entries is skipped."""
 
     name = "lru"
 
     def __init__(self) -> None:
-        self._q: OrderedDict[int, None] = OrderedDict()
+        self._stack: list[int] = []  # unhashed, the front of the queue at the end
+        self._fifo: deque[int] = deque()  # hashed, the front of the queue at the left
+        self._gone: dict[int, int] = {}  # block -> stale FIFO entries still ahead of its live one
+        self._stale = 0
 
-    def __deepcopy__(self, memo: dict) -> LRUFree:  # checkpoints: a C-speed copy of ints
+    def __deepcopy__(self, memo: dict) -> LRUFree:  # checkpoints: C-speed copies of ints
         new = LRUFree.__new__(LRUFree)
-        new._q = OrderedDict(self._q)
+        new._stack = list(self._stack)
+        new._fifo = deque(self._fifo)
+        new._gone = dict(self._gone)
+        new._stale = self._stale
         return new
 
+    def fill(self, n: int) -> None:
+        """Blocks 0..n-1, none hashed: as if pushed in that order (each to the front)."""
+        self._stack = list(range(n))
+
     def push(self, block: int, hashed: bool, cost: float) -> None:
-        self._q[block] = None
-        if not hashed:
-            self._q.move_to_end(block, last=False)
+        if hashed:
+            self._fifo.append(block)
+        else:
+            self._stack.append(block)
+
+    def push_freed(self, hashed: list[int], unhashed: list[int]) -> None:
+        """Push ``hashed`` then ``unhashed`` blocks, each list in push order (``push`` in bulk)."""
+        self._fifo.extend(hashed)
+        self._stack.extend(unhashed)
 
     def pop(self) -> int:
-        return self._q.popitem(last=False)[0]
+        if self._stack:
+            return self._stack.pop()
+        pl = self._fifo.popleft
+        gone = self._gone
+        while True:
+            b = pl()
+            if gone and b in gone:
+                self._stale -= 1
+                if gone[b] == 1:
+                    del gone[b]
+                else:
+                    gone[b] -= 1
+                continue
+            return b
+
+    def take(self, n: int) -> list[int]:
+        """The first ``n`` blocks of the queue, taken out (``pop`` n times)."""
+        stack = self._stack
+        k = n if n < len(stack) else len(stack)
+        out = stack[len(stack) - k :]
+        out.reverse()
+        del stack[len(stack) - k :]
+        if k < n:
+            if self._gone:
+                pop = self.pop
+                out += [pop() for _ in range(n - k)]
+            else:
+                pl = self._fifo.popleft
+                out += [pl() for _ in range(n - k)]
+        return out
 
     def remove(self, block: int) -> None:
-        del self._q[block]
+        """Take a free block out (a cache hit: it is hashed, so it sits in the FIFO)."""
+        self._gone[block] = self._gone.get(block, 0) + 1
+        self._stale += 1
 
     def __len__(self) -> int:
-        return len(self._q)
+        return len(self._stack) + len(self._fifo) - self._stale
 
     def order(self) -> list[int]:
-        return list(self._q)
+        out = self._stack[::-1]
+        gone = dict(self._gone)
+        for b in self._fifo:
+            if gone.get(b):
+                gone[b] -= 1
+                continue
+            out.append(b)
+        return out
 
 
 class CostAwareFree:
@@ -104,6 +164,10 @@ class CostAwareFree:
         new._live = dict(self._live)
         return new
 
+    def fill(self, n: int) -> None:
+        for b in range(n):
+            self.push(b, False, 0.0)
+
     def push(self, block: int, hashed: bool, cost: float) -> None:
         self._n += 1
         credit = self._inflation + cost if hashed else float("-inf")
@@ -118,6 +182,10 @@ class CostAwareFree:
                 if credit > self._inflation:
                     self._inflation = credit
                 return block
+
+    def take(self, n: int) -> list[int]:
+        pop = self.pop
+        return [pop() for _ in range(n)]
 
     def remove(self, block: int) -> None:
         del self._live[block]
@@ -139,7 +207,8 @@ class BlockPool:
     """Physical KV blocks with refcounts and a prefix cache.
 
     Invariants: ``ref[b] >= 0``; a block is in the free queue iff ``ref[b] == 0``; free + used =
-    total; ``cached[h] == b`` iff ``block_hash[b] == h``. A free block keeps its hash (a later
+    total; ``cached[h] == b`` iff ``block_hash[b] == h >= 0``; ``lazy`` blocks carry a negative
+    mark instead (cached, hash not computed yet: ``Paged``). A free block keeps its hash (a later
     request may hit it) until the free queue hands it out again: evicted on reuse.
     """
 
@@ -154,8 +223,8 @@ class BlockPool:
         self.block_hash: list[int | None] = [None] * num_blocks
         self.cached: dict[int, int] = {}
         self.free_q = EVICTORS[eviction]()
-        for b in range(num_blocks):
-            self.free_q.push(b, False, 0.0)
+        self.free_q.fill(num_blocks)
+        self.lazy = 0  # blocks marked cached with a negative mark: hashes not computed yet (paged.py)
         self.evictions = 0  # cached blocks handed out again
         # frees and new cache entries: the only changes that can let a refused admission through
         # (allocations, touches and evictions only take free blocks or hits away)
@@ -172,6 +241,11 @@ class BlockPool:
     @property
     def num_free(self) -> int:
         return len(self.free_q)
+
+    @property
+    def num_cached(self) -> int:
+        """Blocks holding a cached prefix (hashed, or marked to be hashed)."""
+        return len(self.cached) + self.lazy
 
     @property
     def num_used(self) -> int:
@@ -192,6 +266,8 @@ class BlockPool:
 
     def reusable(self, blocks: list[int]) -> int:
         """How many of ``blocks`` sit in the free queue (touching them takes them out)."""
+        if not blocks:
+            return 0
         ref = self.ref
         return sum(1 for b in blocks if ref[b] == 0)
 
@@ -206,21 +282,33 @@ class BlockPool:
     def allocate(self, n: int, evicted: list[int] | None = None) -> list[int] | None:
         """``n`` fresh blocks from the front of the free queue, or None if fewer are free.
         A reused block loses its cached hash (its hash is appended to ``evicted`` if given)."""
-        if n > len(self.free_q):
+        fq = self.free_q
+        if n > len(fq):
             return None
-        out = []
-        pop = self.free_q.pop
-        for _ in range(n):
-            b = pop()
-            h = self.block_hash[b]
-            if h is not None:
-                self.block_hash[b] = None
-                del self.cached[h]
-                self.evictions += 1
-                if evicted is not None:
-                    evicted.append(h)
-            self.ref[b] = 1
-            out.append(b)
+        out = fq.take(n)
+        ref = self.ref
+        bh = self.block_hash
+        hs = [bh[b] for b in out] if self.cached or self.lazy else ()  # any block may carry a hash
+        held = n - hs.count(None) if hs else 0
+        if not held:
+            for b in out:
+                ref[b] = 1
+            return out
+        # reused blocks lose their hashes, in queue order
+        for b in out:
+            ref[b] = 1
+            bh[b] = None
+        self.evictions += held
+        if self.cached:
+            real = [h for h in hs if h is not None and h >= 0]
+            cached = self.cached
+            for h in real:
+                del cached[h]
+            if evicted is not None:
+                evicted += real
+            self.lazy -= held - len(real)
+        else:
+            self.lazy -= held
         return out
 
     def free(self, blocks: list[int], cost: float = 0.0) -> None:
@@ -228,15 +316,24 @@ class BlockPool:
         self.gains += 1
         ref = self.ref
         bh = self.block_hash
-        if type(self.free_q) is LRUFree:  # the hot path, inlined
-            od = self.free_q._q
-            for b in reversed(blocks):
-                r = ref[b] - 1
-                ref[b] = r
-                if r == 0:
-                    od[b] = None
-                    if bh[b] is None:
-                        od.move_to_end(b, last=False)
+        if type(self.free_q) is LRUFree:  # the hot path, in bulk
+            tail_first = blocks[::-1]
+            if max(map(ref.__getitem__, tail_first), default=0) == 1:  # nothing shared: all go free
+                for b in tail_first:
+                    ref[b] = 0
+                freed = tail_first
+            else:
+                freed = []
+                for b in tail_first:
+                    r = ref[b] - 1
+                    ref[b] = r
+                    if r == 0:
+                        freed.append(b)
+            hashed = [b for b in freed if bh[b] is not None]
+            if len(hashed) == len(freed):
+                self.free_q.push_freed(hashed, [])
+            else:
+                self.free_q.push_freed(hashed, [b for b in freed if bh[b] is None])
             return
         push = self.free_q.push
         for b in reversed(blocks):
@@ -264,4 +361,5 @@ class BlockPool:
         assert used + len(free) == self.num_blocks, "free + used != total"
         for h, b in self.cached.items():
             assert self.block_hash[b] == h, f"cache map and block {b} disagree"
-        assert sum(1 for h in self.block_hash if h is not None) == len(self.cached)
+        assert sum(1 for h in self.block_hash if h is not None and h >= 0) == len(self.cached)
+        assert sum(1 for h in self.block_hash if h is not None and h < 0) == self.lazy

@@ -23,6 +23,7 @@ from collections import deque
 from sims.engine.admit import Admission
 from sims.engine.config import EngineConfig
 from sims.engine.cost import cost_model
+from sims.engine.decode import can_run, run_decodes
 from sims.engine.kv import make_allocator
 from sims.engine.lifecycle import Lifecycle
 from sims.engine.metrics import EngineStats, Record
@@ -207,6 +208,10 @@ class Engine(Admission, Lifecycle, Preemption, Reading):
     def advance(self, until: float) -> None:
         """Run every step that starts at or before ``until`` (a step is atomic)."""
         while self.now <= until and (self._waiting or self._swapped or self._prefilling or self._decode):
+            if can_run(self):
+                run_decodes(self, until)
+                if not (self.now <= until and self.has_work()):
+                    break
             self._step()
 
     # -- one step -------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ class Seq:
     prefilled: bool = False  # role=decode: arrived with its prompt KV computed elsewhere
     samples: int = 1  # parallel samples still to fork from this one (n); 1 once forked
     group: list | None = None  # shared by the samples of one request: [left, finish, preemptions]
+    root: str | None = None  # the content id its block hashes fold in first (paged.root_of)
     _hashes: list | None = None
     _hashes_all: bool = False  # _hashes covers every full block of prompt + output
 
