@@ -4,7 +4,7 @@ The topic builds the edited class exactly as it builds its own (``make_panel`` u
 ``registry.policy_in_place``), with the parameters and the panel generator of the panel it was
 edited from, so an unedited copy gives that panel's numbers. ``EditedPanel`` wraps what the topic
 built: it feeds one event at a time, starts a step budget before each, runs ``check_invariants()``
-after each (thinned when the edited check is costly: CHECK_PER_EVENT), and on the first error stops, with the event index, the time, the line and the message;
+after each (thinned on long runs: ``check_due``), and on the first error stops, with the event index, the time, the line and the message;
 the other panels keep running. For the replacement topics (cache, paging) the mechanism's contract
 is checked after every reference as well, against a resident set kept outside the policy
 (``contracted``): hit iff resident, a miss admits the key, victims are resident and reported
@@ -17,18 +17,25 @@ import dataclasses
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from sims.core import registry
+from sims.core import registry, userpolicy
 from sims.core.panel import Panel, PanelContext
 from sims.core.presets import PanelSpec, Preset
 from sims.core.userpolicy import BudgetExceeded, LoadedPolicy, PolicyError, Steps, describe, user_line
 from sims.replace.base import Replacement
 
 SUFFIX = " (edited)"  # an edited panel is named after the panel it was edited from
-# The edited policy's own check_invariants() runs after every event while, on average, it costs
-# at most CHECK_PER_EVENT steps per event (after CHECK_FREE free steps); an O(size) check on a big
-# cache is thinned to that. The mechanism's contract is checked after every reference regardless.
-CHECK_FREE = 50_000
-CHECK_PER_EVENT = 50
+# The panel's check_invariants() (the policy's own, often O(size)) runs after each of the first
+# CHECK_EVERY events, then after every 10th up to 10x that, every 100th up to 100x...: a broken
+# state is caught within 1% of the run. The mechanism's contract is checked at every reference.
+CHECK_EVERY = 1_000
+
+
+def check_due(n: int) -> bool:
+    """Whether the ``n``-th event fed (1-based) is followed by ``check_invariants()``."""
+    step, bound = 1, CHECK_EVERY
+    while n >= bound:
+        step, bound = step * 10, bound * 10
+    return n % step == 0
 
 
 class ContractError(AssertionError):
@@ -46,10 +53,12 @@ class Stop:
     index: int
     t: float
 
-    def text(self, filename: str = "") -> str:
-        what = {"invariant": "invariant violated", "budget": "stopped"}.get(self.kind, "stopped")
-        where = f" ({filename}:{self.line})" if filename and self.line else f" (line {self.line})" if self.line else ""
-        return f"{what} at event {self.index} (t={self.t:g} s){where}: {self.message}"
+    def text(self, filename: str = "", name: str = "") -> str:
+        """``FILE:LINE: NAME stopped at event K (t=T s): message`` (``line N: `` without a file)."""
+        what = "invariant violated" if self.kind == "invariant" else "stopped"
+        where = f"{filename}:{self.line}: " if filename and self.line else f"line {self.line}: " if self.line else ""
+        who = f"{name} " if name else ""
+        return f"{where}{who}{what} at event {self.index} (t={self.t:g} s): {self.message}"
 
     def as_json(self, filename: str = "") -> dict[str, Any]:
         return {**dataclasses.asdict(self), "text": self.text(filename)}
@@ -87,17 +96,17 @@ def contracted(cls: type, steps: Steps) -> type:
             steps.start()
             resident, victims, late = self._resident, self._victims, int(bool(getattr(self, "evicts_late", False)))
             victims.clear()
-            was = key in resident
             hit = super().access(key)
-            if bool(hit) != was:
-                state = "resident" if was else "not resident"
-                raise ContractError(f"access({key!r}) returned {'a hit' if hit else 'a miss'}, but {key!r} was {state}")
             for v in victims:
                 if hit and not late:  # Redis evicts before it runs the command, hit or miss
                     raise ContractError(f"evicted {v!r} on a hit of {key!r}")
                 if v not in resident:
                     raise ContractError(f"evicted {v!r}, which was not resident")
                 resident.discard(v)
+            was = key in resident
+            if bool(hit) != was:
+                state = "resident" if was else "not resident"
+                raise ContractError(f"access({key!r}) returned {'a hit' if hit else 'a miss'}, but {key!r} was {state}")
             if not hit:
                 resident.add(key)
             if len(resident) > self.size + late:
@@ -131,12 +140,10 @@ class EditedPanel(Panel):
         self.loaded = loaded
         self.stopped: Stop | None = None
         self.events = 0  # events fed
-        self.check_steps = 0  # steps the edited check_invariants() took so far
 
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
-        """Event by event: a budget before each, then ``check_invariants()`` while the checks so
-        far cost at most CHECK_FREE + CHECK_PER_EVENT steps per event (``_check_due``); then the
-        timed work up to ``until``. Every schedule here counts events, never frames, so the CLI
+        """Event by event: a budget before each, then ``check_invariants()`` (``check_due``); then
+        the timed work up to ``until``. Every schedule here counts events, never frames, so the CLI
         and the browser stop at the same event."""
         if self.stopped is not None:
             return
@@ -149,11 +156,10 @@ class EditedPanel(Panel):
                 checking = False
                 inner.feed(events, k, k + 1, t)
                 self.events += 1
-                if self.check_steps <= CHECK_FREE + CHECK_PER_EVENT * self.events:
+                if check_due(self.events):
                     checking = True
                     steps.start()
                     inner.check_invariants()
-                    self.check_steps += steps.cell[0]
             k, t, checking = hi, until, False
             steps.start()
             inner.feed(events, hi, hi, until)
@@ -189,7 +195,7 @@ class EditedPanel(Panel):
             self.inner.check_invariants()
 
 
-def base_panel(preset: Preset, loaded: LoadedPolicy, base: str | None = None) -> PanelSpec:
+def base_panel(preset: Preset, loaded: LoadedPolicy | None, base: str | None = None) -> PanelSpec:
     """The panel an edit starts from: ``base`` by name, else the first panel of the policy it
     registers, else the preset's first panel."""
     by_name = {p.name: p for p in preset.panels}
@@ -197,7 +203,7 @@ def base_panel(preset: Preset, loaded: LoadedPolicy, base: str | None = None) ->
         if base not in by_name:
             raise ValueError(f"no panel {base!r} in preset {preset.name}; valid: {', '.join(by_name)}")
         return by_name[base]
-    same = [p for p in preset.panels if p.policy == loaded.name]
+    same = [p for p in preset.panels if loaded is not None and p.policy == loaded.name]
     return (same or list(preset.panels))[0]
 
 
@@ -236,3 +242,10 @@ def add_edited(scenario: Any, loaded: LoadedPolicy, preset: Preset | None = None
 def stops(scenario: Any) -> dict[str, Stop]:
     """The edited panels that stopped, by name."""
     return {n: p.stopped for n, p in scenario.panels.items() if isinstance(p, EditedPanel) and p.stopped is not None}
+
+
+def add_file(scenario: Any, path: str, preset: Preset | None = None) -> str:
+    """``run --policy-file PATH``: load the file and add it (``add_edited``); errors name PATH:line."""
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    return add_edited(scenario, userpolicy.load(source, scenario.preset.topic, path), preset)

@@ -117,5 +117,7 @@ def _rebase(body: str, node: ast.ClassDef, algos: list[type], aliases: dict[str,
             if "." in text:  # replace.OPT.__init__(self, ...) and the like follow the copy too
                 body = re.sub(rf"\b{re.escape(text)}\b", aliases[short], body)
             else:
-                body = body.replace(f"({text},", f"({aliases[short]},", 1).replace(f", {text})", f", {aliases[short]})", 1)
+                body = body.replace(f"({text},", f"({aliases[short]},", 1).replace(
+                    f", {text})", f", {aliases[short]})", 1
+                )
     return body

@@ -249,12 +249,17 @@ def load(source: str, topic: str, filename: str = "<edited policy>") -> LoadedPo
     if len(found) != 1:
         what = "none" if not found else ", ".join(f"{t}/{n}" for t, n, _ in found)
         raise PolicyError(
-            f'register exactly one policy with @register_policy("{topic}", NAME); registered: {what}', None, "load", filename
+            f'register exactly one policy with @register_policy("{topic}", NAME); registered: {what}',
+            None,
+            "load",
+            filename,
         )
     got_topic, name, cls = found[0]
     line = _class_line(tree, getattr(cls, "__name__", ""))
     if got_topic != topic:
-        raise PolicyError(f"registered for topic {got_topic!r}, but this preset's topic is {topic!r}", line, "load", filename)
+        raise PolicyError(
+            f"registered for topic {got_topic!r}, but this preset's topic is {topic!r}", line, "load", filename
+        )
     if not isinstance(cls, type):
         raise PolicyError(f"register_policy decorates a class; got {type(cls).__name__}", line, "load", filename)
     return LoadedPolicy(cls, topic, name, filename, steps, source)
