@@ -73,7 +73,8 @@ def run_edit(page) -> str:
 
 def test_an_edit_changes_the_panel_and_a_syntax_error_shows_its_line(page, server):
     open_editor(page, server)
-    page.wait_for_function("() => document.querySelectorAll('[data-edit-code] .cm-content span').length > 20")  # highlighted
+    highlighted = "() => document.querySelectorAll('[data-edit-code] .cm-content span').length > 20"
+    page.wait_for_function(highlighted)  # Python's tokens, each in a span
     assert "serve" not in page.text_content("[data-edit-code] .cm-content")  # the fast path is left out
     type_source(page, "from sims.core.registry import register_policy\n\n\nclass Broken(:\n    pass\n")
     note = run_edit(page)
