@@ -153,6 +153,33 @@ def test_budget_catches_an_endless_comprehension_and_survives_except():
     assert stop.kind == "budget"
 
 
+def test_the_worker_frame_budget_stops_a_policy_too_slow_to_show_live():
+    slow = LOOPS.replace(
+        "if key == 5:\n            while True:\n                pass", "for _ in range(10_000):\n            pass"
+    )
+    loaded = userpolicy.load(slow, "cache")
+    loaded.steps.frame_cap = 200_000  # the worker sets one (ops_editor.FRAME_STEPS); the CLI none
+    sc = Scenario(presets.load("cache-scan"), duration=0.2, panels=["lru"])
+    editpanel.add_edited(sc, loaded)
+    stop = editpanel.stops(sc.run())["lru (edited)"]
+    assert stop.kind == "budget" and "frame budget" in stop.message and stop.index < 25
+    assert not editpanel.stops(_run("cache-scan", slow, duration=0.2, panels=["lru"]))  # 10,000 a decision is fine
+
+
+def test_checkpoints_share_the_step_counter():
+    """A panel restored from a checkpoint must start the budget the compiled code counts on."""
+    p = presets.load("cache-scan")
+    sc = Scenario(p, panels=["lru"], duration=6.0, checkpoint_every=1.0)
+    sc.advance(3.0)
+    loaded = userpolicy.load(KEEP_ZERO, "cache")
+    name = editpanel.add_edited(sc, loaded, p)
+    for t in (1.5, 6.0, 2.5, 6.0):
+        sc.seek(t)
+        assert sc.panels[name].loaded is loaded
+    assert not editpanel.stops(sc)
+    assert sc.metrics() == _run("cache-scan", KEEP_ZERO, duration=6.0, panels=["lru"]).metrics()
+
+
 @pytest.mark.parametrize("preset", ["cache-scan", "paging-belady", "paging-locality", "cache-redis"])
 def test_an_unedited_copy_gives_the_same_numbers(preset):
     """Every editable policy, written out and loaded back, reproduces its panel exactly (the

@@ -148,6 +148,7 @@ class EditedPanel(Panel):
         if self.stopped is not None:
             return
         inner, steps = self.inner, self.loaded.steps
+        steps.new_frame()
         k, t, checking = lo, until, False
         try:
             for k in range(lo, hi):

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sims.core import registry
+from sims.core.panel import Shared
 
 ALLOWED = frozenset(
     {
@@ -70,18 +71,35 @@ class BudgetExceeded(BaseException):
 
 @dataclass(slots=True)
 class Steps:
-    """The step counter compiled into the edited code: ``count`` steps taken since ``start``; the
-    code calls ``over()`` once ``count`` passes ``limit``. One list, so the check stays bytecode."""
+    """The step counter compiled into the edited code: ``cell[0]`` steps taken since ``start``;
+    the code calls ``over()`` once that passes ``cell[1]``. One list, so the check stays bytecode.
+
+    Two budgets: ``per_decision`` steps for each decision (deterministic: the CLI and the browser
+    stop at the same event), and, where ``frame_cap`` is set (the browser's worker), that many
+    steps per frame (``new_frame``), so a policy slow on every decision cannot hold the page's
+    simulation for long; that one depends on how the run is cut into frames, so the CLI has none."""
 
     cell: list = field(default_factory=lambda: [0, STEPS_PER_DECISION])
     per_decision: int = STEPS_PER_DECISION
+    frame_cap: int | None = None
     total: int = 0  # steps taken before the current decision (for the overhead figures)
+    frame: int = 0  # steps taken in this frame before the current decision
+
+    def new_frame(self) -> None:
+        self.start()
+        self.frame = 0
 
     def start(self) -> None:
         cell = self.cell
         self.total += cell[0]
+        self.frame += cell[0]
         cell[0] = 0
-        cell[1] = self.per_decision
+        if self.frame_cap is None:
+            cell[1] = self.per_decision
+            return
+        cell[1] = min(self.per_decision, self.frame_cap - self.frame)
+        if cell[1] < 0:
+            self.over()
 
     def tick(self) -> bool:
         """One step, for expressions (comprehensions, lambdas): always True unless over budget."""
@@ -92,12 +110,17 @@ class Steps:
         return True
 
     def over(self) -> None:
+        if self.frame_cap is not None and self.cell[1] < self.per_decision:
+            raise BudgetExceeded(
+                f"over the frame budget: {self.frame_cap:,} steps in one frame (too slow to show live)"
+            )
         raise BudgetExceeded(f"over the step budget: {self.per_decision:,} steps in one decision (an endless loop?)")
 
 
 @dataclass(frozen=True)
-class LoadedPolicy:
-    """An edited policy class and where it came from."""
+class LoadedPolicy(Shared):
+    """An edited policy class and where it came from. Shared by checkpoints: the compiled code
+    counts on this ``steps`` object, whichever copy of the panel runs."""
 
     cls: type
     topic: str

@@ -7,7 +7,8 @@ an edit, and the edited panels of a session. The edited code runs here, in the r
 - ``editor_check {id, source}``: compiles the edit only: ``{ok, policy}`` or ``{ok: false, error}``;
 - ``editor_apply {id, edits: [{base, source}]}``: adds each as the panel ``"<base> (edited)"``,
   replayed from 0 to the session's time; ``{frame, names, errors: {name: error}}``. The frame
-  resends the chart rows from 0, so the new panel's line starts at 0.
+  resends the chart rows from 0, so the new panel's line starts at 0. Here an edited panel may
+  also take at most FRAME_STEPS steps per frame (the catch-up goes in frames of 1% of the run).
 
 An error is ``{message, line, kind, text}``; ``line`` is in the edited source. A panel that stops
 later carries ``view.stopped`` (``sims.core.editpanel.Stop.as_json``) in the frames.
@@ -19,6 +20,8 @@ from typing import Any
 
 from sims.core import editpanel, policysource, userpolicy
 from web.pyodide.bridge import _session
+
+FRAME_STEPS = 5_000_000  # steps an edited panel may take per frame here (userpolicy.Steps.frame_cap)
 
 
 def _error(exc: userpolicy.PolicyError) -> dict[str, Any]:
@@ -66,6 +69,7 @@ def _op_apply(a: dict) -> dict:
         name = base + editpanel.SUFFIX
         try:
             loaded = userpolicy.load(edit["source"], s.base.topic, _filename(s, base))
+            loaded.steps.frame_cap = FRAME_STEPS
             name = editpanel.add_edited(s.sc, loaded, s.base, base)
         except userpolicy.PolicyError as exc:
             errors[name] = _error(exc)
