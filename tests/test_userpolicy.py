@@ -180,7 +180,20 @@ def test_checkpoints_share_the_step_counter():
     assert sc.metrics() == _run("cache-scan", KEEP_ZERO, duration=6.0, panels=["lru"]).metrics()
 
 
-@pytest.mark.parametrize("preset", ["cache-scan", "paging-belady", "paging-locality", "cache-redis"])
+@pytest.mark.parametrize(
+    "preset",
+    [
+        "cache-scan",
+        "paging-belady",
+        "paging-locality",
+        "cache-redis",
+        "ratelimit-burst",
+        "hashing-hot-key",
+        "balance-skewed",
+        "queues-bufferbloat",
+        "graphs-road",
+    ],
+)
 def test_an_unedited_copy_gives_the_same_numbers(preset):
     """Every editable policy, written out and loaded back, reproduces its panel exactly (the
     contract checks find nothing to say about the built-in policies)."""

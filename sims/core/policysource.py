@@ -50,7 +50,9 @@ def _module_names(cls: type, node: ast.ClassDef) -> list[str]:
 def _class_text(cls: type, drop_serve: bool) -> tuple[str, ast.ClassDef]:
     """The class's source (decorators included), without ``serve`` when asked."""
     text, tree = _module_tree(cls)
-    node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
+    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__), None)
+    if node is None:  # e.g. the engine's policies: marker classes a loop makes, no source to edit
+        raise ValueError(f"{cls.__name__} is not a class statement of {cls.__module__}; there is no source to edit")
     lines = text.splitlines()
     start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
     keep = list(range(start, node.end_lineno or node.lineno))
