@@ -1,6 +1,6 @@
-"""The only place Contention reads the wall clock: ``contention bench`` timings and the terminal
-progress bar of long ``contention run``s. ``sims/`` never does (its time is the virtual clock);
-``sims.cli`` imports this module lazily, inside those two commands.
+"""Where Contention reads the wall clock: ``contention bench`` timings and the one terminal
+progress bar (long ``contention run``s, sweeps, the server's site build). ``sims/`` never does (its
+time is the virtual clock); ``sims.cli`` imports this module lazily, inside those commands.
 
 Bench figures are simulation throughput per preset, the median of several runs. The stream is
 generated before the clock starts, so the figures are the panels' own cost.
@@ -11,35 +11,72 @@ from __future__ import annotations
 import platform
 import statistics
 import sys
+import threading
 import time
+from typing import TextIO
 
 from sims.core import presets
 from sims.core.scenario import Scenario
 
 
 class Progress:
-    """A progress bar on stderr, shown only on a terminal and only once a run passes 1 s."""
+    """A one-line progress bar (``\\r`` redraws) on ``out`` (stderr), drawn only where ``out`` is a
+    terminal (or ``enabled``) and only once ``delay`` seconds have passed, so a short run shows
+    nothing. The one bar of the project: ``contention run``, ``sweep`` and the server's site build.
 
-    def __init__(self, label: str, enabled: bool | None = None) -> None:
+    ``update(frac, note)`` moves it (``frac`` None: not known yet); ``draw()`` redraws with the
+    clock moved on, so a thread may call it while a long step works. Safe across threads."""
+
+    width = 30
+
+    def __init__(
+        self, label: str, enabled: bool | None = None, *, out: TextIO | None = None, delay: float = 1.0
+    ) -> None:
         self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.out = out if out is not None else sys.stderr
+        self.enabled = _isatty(self.out) if enabled is None else enabled
+        self.delay = delay
         self.start = time.perf_counter()
         self.shown = False
+        self.frac: float | None = None
+        self.note = ""
+        self._lock = threading.Lock()
 
-    def update(self, frac: float, note: str = "") -> None:
+    def update(self, frac: float | None, note: str = "") -> None:
         """Redraw at ``frac`` (0..1), with an optional short ``note`` (e.g. "12/40 runs, ETA 30 s")."""
-        if not self.enabled or time.perf_counter() - self.start < 1.0:
-            return
-        self.shown = True
-        width = 30
-        done = int(frac * width)
-        sys.stderr.write(f"\r{self.label} [{'#' * done}{'.' * (width - done)}] {frac * 100:5.1f}% {note[:40]:<40}")
-        sys.stderr.flush()
+        self.frac = None if frac is None else max(0.0, min(1.0, frac))
+        self.note = note
+        self.draw()
 
-    def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * (len(self.label) + 86) + "\r")
-            sys.stderr.flush()
+    def draw(self) -> None:
+        elapsed = time.perf_counter() - self.start
+        if not self.enabled or elapsed < self.delay:
+            return
+        if self.frac is None:
+            bar, pct = "." * self.width, "  ...."
+        else:
+            done = int(self.frac * self.width)
+            bar, pct = "#" * done + "." * (self.width - done), f"{self.frac * 100:5.1f}%"
+        with self._lock:
+            self.shown = True
+            self.out.write(f"\r{self.label} [{bar}] {pct} {elapsed:5.1f}s {self.note[:40]:<40}")
+            self.out.flush()
+
+    def close(self, message: str = "") -> None:
+        """Wipe the bar (if it was drawn), then print ``message`` on a line of its own (if any)."""
+        with self._lock:
+            if self.shown:
+                self.out.write("\r" + " " * (len(self.label) + self.width + 60) + "\r")
+                self.out.flush()
+            if message:
+                print(message, file=self.out, flush=True)
+
+
+def _isatty(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # a closed or odd stream
+        return False
 
 
 MIN_WALL = 0.2  # a short preset is run again until this much time is measured, then averaged

@@ -63,6 +63,8 @@ def schedules(draw):
         "check_quorum": draw(st.booleans()),
         "election_lo": 0.15,
         "election_hi": draw(st.sampled_from([0.15, 0.2, 0.3])),
+        "disk": draw(st.sampled_from([0.0, 0.0, 0.012])),  # Raft: replies wait for the disk
+        "timer_step": draw(st.sampled_from([0.0, 0.001])),
     }
     return events, t + 1.0, draw(st.integers(0, 2**32)), policy, params
 
@@ -217,10 +219,38 @@ def test_figure16_shape_no_randomness_stalls_more_randomness_elects_fast():
     spec = importlib.util.spec_from_file_location("fig16", ROOT / "scripts" / "raft_figure16.py")
     fig16 = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fig16)
-    fixed = [fig16.trial(150, 150, s) for s in range(5)]
+    fixed = [fig16.trial(150, 150, s, request_ms=2) for s in range(5)]
     wide = sorted(fig16.trial(150, 300, s) for s in range(40))
     short = [fig16.trial(12, 24, s) for s in range(40)]
     assert all(t == float("inf") for t in fixed)  # split votes past the 10 s cut-off
     assert 0.15 < wide[20] < 0.4 and wide[-1] < 1.5
     mean_short = math.fsum(short) / len(short)
     assert mean_short < wide[20]
+
+
+def test_disk_holds_the_reply_that_wrote_and_timer_steps_are_whole():
+    """``disk``: a granted vote (a write) is answered that much later; ``timer_step``: election
+    timeouts are whole steps above the low end (scripts/raft_figure16.py's paper model uses both)."""
+    from sims.consensus.raft import RaftNode
+    from sims.net import Delay, Network
+
+    def reply_arrives(disk: float) -> float:
+        nodes = [RaftNode(i, 3, (0.15, 0.155), 0.05, disk=disk) for i in range(3)]
+        net = Network(nodes, Random(1), Delay("fixed", mean=0.001))
+        net.start(0.0)
+        nodes[0].send(1, ("RV", 1, 0, 0, False))
+        net.advance(0.001)
+        return [arrives for _, _, _, arrives, msg in net.in_flight(net.now) if msg[0] == "RVR"][0]
+
+    assert reply_arrives(0.0) == pytest.approx(0.002)
+    assert reply_arrives(0.010) == pytest.approx(0.012)
+    node = RaftNode(0, 1, (0.15, 0.155), 0.05, timer_step=0.001)
+    net = Network([node], Random(2))
+    steps = set()
+    for _ in range(60):
+        net.clock.heap.clear()
+        node._reset_election()
+        k = (net.clock.heap[0][0] - 0.15) / 0.001
+        assert abs(k - round(k)) < 1e-6
+        steps.add(round(k))
+    assert steps == {0, 1, 2, 3, 4, 5}

@@ -57,10 +57,6 @@ def test_percentile_is_exact_linear_interpolation(values, q):
     lo = int(pos)
     hi = min(lo + 1, len(v) - 1)
     assert metrics.percentile(values, q) == v[lo] + (v[hi] - v[lo]) * (pos - lo)
-    s = metrics.Samples()
-    for x in values:
-        s.add(x)
-    assert s.p(q) == metrics.percentile(values, q)
 
 
 def test_percentile_known_values():
@@ -68,6 +64,32 @@ def test_percentile_known_values():
     assert metrics.percentile([5.0], 0.99) == 5.0
     assert metrics.percentile([], 0.9) == 0.0
     assert metrics.percentile(list(range(101)), 0.9) == 90.0
+
+
+def test_censored_percentile_flags_a_figure_a_lower_bound_reaches():
+    # 1, 2, 3 finished; a request still waiting is 10 s old
+    assert metrics.censored_percentile([1.0, 2.0, 3.0], [10.0], 0.5) == (2.5, 0)  # ranks 1, 2: exact
+    assert metrics.censored_percentile([1.0, 2.0, 3.0], [10.0], 0.99) == (3.0 + 7.0 * 0.97, 1)  # reads the 10
+    assert metrics.censored_percentile([1.0, 2.0, 3.0], [10.0], 2 / 3) == (3.0, 0)  # exactly rank 2
+    assert metrics.censored_percentile([1.0, 5.0], [2.0], 0.5) == (2.0, 1)  # the median is the age
+    assert metrics.censored_percentile([2.0, 5.0], [2.0], 0.0) == (2.0, 1)  # a tie with an age counts
+    assert metrics.censored_percentile([4.0], [], 0.99) == (4.0, 0)
+    assert metrics.censored_percentile([], [], 0.5) == (0.0, 0)
+    assert metrics.censored_percentile([], [3.0], 0.5) == (3.0, 1)
+
+
+@given(
+    st.lists(st.floats(0.0, 100.0), min_size=1, max_size=40, unique=True),
+    st.lists(st.booleans(), min_size=40, max_size=40),
+    st.sampled_from([0.0, 0.5, 0.9, 0.99, 1.0]),
+)
+def test_censored_percentile_is_the_plain_percentile_and_flags_what_an_age_could_raise(values, marks, q):
+    exact = sorted(x for x, m in zip(values, marks) if not m)
+    cens = sorted(x for x, m in zip(values, marks) if m)
+    value, flag = metrics.censored_percentile(exact, cens, q)
+    assert value == metrics.percentile(values, q)
+    raised = metrics.percentile(exact + [x + 1000.0 for x in cens], q)  # each lower bound grows
+    assert flag == int(raised != value)
 
 
 def test_sliding_max_counts_half_open_windows():

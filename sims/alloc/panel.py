@@ -11,6 +11,7 @@ gets one here.
 
 from __future__ import annotations
 
+from sims.core.diverge import Decision
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
 
@@ -104,6 +105,25 @@ class AllocPanel(Panel):
     def free(self, oid: object) -> None:
         self.used -= self.sizes.pop(oid)
         self.policy.free(oid)
+
+    # -- recording mode (sims/core/diverge.py) -----------------------------------------------
+    def decide(self, events: list[dict], k: int) -> Decision | None:
+        ev = events[k]
+        kind = ev["kind"]
+        if kind == "grow" and ev["id"] not in self.sizes or kind not in ("alloc", "grow"):
+            self.feed(events, k, k + 1, ev["t"])
+            return None
+        self.feed(events, k, k + 1, ev["t"])
+        oid = ev.get("id", f"x{self._auto}")
+        pol = self.policy
+        facts = {"size": ev["size"], "largest": pol.largest_free(), "free": pol.free_bytes()}
+        if oid not in self.sizes:
+            return Decision("fail", f"object {oid}", facts=facts)
+        facts["held"] = pol.capacity(oid)
+        return Decision("grow" if kind == "grow" else "place", f"object {oid}", pol.where(oid), facts=facts)
+
+    def explain(self, decision: Decision, other: Decision | None = None) -> str:
+        return self.policy.explain(decision, other)
 
     # -- reading ------------------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 
 from sims.core.clock import Clock
+from sims.core.diverge import Decision
 from sims.core.metrics import percentile, ratio
 from sims.core.panel import Panel
 
@@ -212,6 +213,34 @@ class BalancePanel(Panel):
         elif not self.alive[s]:  # revive_server
             self.alive[s] = True
             self.live = sorted(self.live + [s])
+
+    # -- recording mode (sims/core/diverge.py) -----------------------------------------------
+    def decide(self, events: list[dict], k: int) -> Decision | None:
+        ev = events[k]
+        picks: list[tuple[int, list[int], list[int]]] = []
+        pick = self.pick
+
+        def recorded(live: list[int], load: list[int], t: float) -> int:
+            seen = list(load)
+            s = pick(live, load, t)
+            picks.append((s, seen, list(live)))
+            return s
+
+        self.pick = recorded
+        try:
+            self.feed(events, k, k + 1, ev["t"])
+        finally:
+            self.pick = pick
+        if not picks:
+            return None
+        s, load, live = picks[0]
+        if ev["kind"] == "request":
+            return Decision("route", f"request #{k}", f"server {s}", facts={"load": load, "live": live})
+        servers = tuple(p[0] for p in picks)
+        return Decision("reroute", f"{len(picks)} requests", f"server {s}", servers, {"load": load, "live": live})
+
+    def explain(self, decision: Decision, other: Decision | None = None) -> str:
+        return self.policy.explain(decision, other)
 
     # -- reading ------------------------------------------------------------------------------
     def _latencies(self) -> list[float]:

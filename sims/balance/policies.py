@@ -31,11 +31,25 @@ class Policy:
     def state(self) -> dict:
         return {}
 
+    def explain(self, d, other=None) -> str:
+        """One sentence on a route (``d.facts``: the live servers and the load the pick saw)."""
+        raise NotImplementedError(f"{type(self).__name__} does not explain its routes")
+
+    def say(self, d, why: str) -> str:
+        return f"{self.policy_name} sent {d.subject} to {d.target}: {why}"
+
+    @staticmethod
+    def chosen(d) -> int:
+        return int(d.target.split()[-1])
+
 
 @register_policy("balance", "random")
 class RandomPick(Policy):
     def pick(self, live: list[int], load: list[int], t: float) -> int:
         return live[int(self.rng.random() * len(live))]
+
+    def explain(self, d, other=None) -> str:
+        return self.say(d, f"drawn uniformly from the {len(d.facts['live'])} live servers, whatever their load")
 
 
 @register_policy("balance", "round_robin")
@@ -49,6 +63,11 @@ class RoundRobin(Policy):
     def pick(self, live: list[int], load: list[int], t: float) -> int:
         self.i = (self.i + 1) % len(live)
         return live[self.i]
+
+    def explain(self, d, other=None) -> str:
+        return self.say(
+            d, f"the next live server in turn (turn {self.i + 1} of {len(d.facts['live'])}), whatever its queue"
+        )
 
 
 @register_policy("balance", "weighted_round_robin")
@@ -72,6 +91,12 @@ class WeightedRoundRobin(Policy):
         credit[best] -= total
         return best
 
+    def explain(self, d, other=None) -> str:
+        w = self.weights[self.chosen(d)]
+        return self.say(
+            d, f"it held the largest smooth weighted round-robin credit (its weight, the configured speed, is {w:g})"
+        )
+
     def state(self) -> dict:
         return {"credit": list(self.credit)}
 
@@ -84,6 +109,12 @@ class LeastConnections(Policy):
         if len(live) == len(load):  # every server is up: let C find the first minimum
             return load.index(min(load))
         return min(live, key=load.__getitem__)
+
+    def explain(self, d, other=None) -> str:
+        load = d.facts["load"]
+        return self.say(
+            d, f"it had the fewest outstanding requests as the balancer saw them ({load[self.chosen(d)]}; all: {load})"
+        )
 
 
 @register_policy("balance", "p2c")
@@ -101,6 +132,13 @@ class PowerOfTwo(Policy):
             b += 1
         a, b = live[a], live[b]
         return b if load[b] < load[a] else a
+
+    def explain(self, d, other=None) -> str:
+        load = d.facts["load"]
+        return self.say(
+            d,
+            f"of two servers drawn at random it was the less loaded ({load[self.chosen(d)]} outstanding; all: {load})",
+        )
 
 
 _UNMEASURED = 1e-9  # the estimate of a server never measured: almost free, so it gets tried
@@ -139,6 +177,14 @@ class PeakEwma(Policy):
             if cost < best_cost:
                 best, best_cost = s, cost
         return best
+
+    def explain(self, d, other=None) -> str:
+        s, load = self.chosen(d), d.facts["load"]
+        cost = self.est[s] * (load[s] + 1)
+        return self.say(
+            d,
+            f"the lowest cost, latency estimate x (outstanding + 1) = {self.est[s]:.4f} s x {load[s] + 1} = {cost:.4f}",
+        )
 
     def _sweep(self, t: float) -> None:
         """Decay estimates not refreshed for tau seconds, so a server that was slow once gets

@@ -7,7 +7,9 @@ from collections.abc import Hashable
 from typing import Any
 
 from sims.cache.base import CachePolicy, seq
+from sims.core.diverge import Decision
 from sims.core.registry import register_policy
+from sims.replace import why
 
 
 @register_policy("cache", "arc")
@@ -73,6 +75,21 @@ class ARC(CachePolicy):
             victim = self.t2.popitem(False)[0]
             self.b2[victim] = None
         self._evicted(victim)
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        victim = d.facts.get("victim")
+        if victim in self.b2:
+            reason = f"T1 was within its target p={self.p:.1f}, so T2's least recently used key (seen {{uses}} times, last at {{last}}) went, to ghost list B2"
+        elif victim not in self.b1:
+            reason = "T1 filled the whole cache with keys seen once, so its least recently used key (last at {last}) went outright, with no ghost"
+        else:
+            reason = f"T1, the keys seen once since they came in, was over its target p={self.p:.1f}, so its least recently used key (last at {{last}}) went, to ghost list B1"
+        return why.say(self, d, reason) + why.kept(other, self._where)
+
+    def _where(self, key: Hashable) -> str | None:
+        if key in self.t2:
+            return "in T2 because it was seen at least twice"
+        return "in T1" if key in self.t1 else None
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self.t1 or key in self.t2

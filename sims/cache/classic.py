@@ -8,7 +8,9 @@ from typing import Any
 
 from sims import replace
 from sims.cache.base import CachePolicy, seq
+from sims.core.diverge import Decision
 from sims.core.registry import register_policy
+from sims.replace import why
 
 
 @register_policy("cache", "lru")
@@ -100,6 +102,10 @@ class Sieve(CachePolicy):
             newer[ol] = nw
         del visited[obj]
         self._evicted(obj)
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        reason = "the hand, walking from the oldest key, found it unvisited since it last passed (last used at {last}); visited keys kept their place"
+        return why.say(self, d, reason)
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self.visited

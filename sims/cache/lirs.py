@@ -7,7 +7,9 @@ from collections.abc import Hashable
 from typing import Any
 
 from sims.cache.base import CachePolicy, seq
+from sims.core.diverge import Decision
 from sims.core.registry import Param, register_policy
+from sims.replace import why
 
 
 @register_policy("cache", "lirs")
@@ -120,6 +122,17 @@ class LIRS(CachePolicy):
 
     def __len__(self) -> int:
         return len(self.lir) + len(self.q)
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        reason = f"it was the oldest resident HIR key (a long reuse distance; LIR keys, {len(self.lir)} of them, are never evicted), last used at {{last}}"
+        return why.say(self, d, reason) + why.kept(
+            other,
+            lambda k: (
+                "as LIR, its reuse distance being short"
+                if k in self.lir
+                else ("as resident HIR" if k in self.q else None)
+            ),
+        )
 
     def _status(self, key: Hashable) -> str:
         return "LIR" if key in self.lir else ("HIR" if key in self.q else "ghost")

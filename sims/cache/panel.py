@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from sims.cache.base import CachePolicy
+from sims.core.diverge import Decision, name_key
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
+from sims.replace import why
 from sims.replace.base import references
 
 __all__ = ["CachePanel", "references"]
@@ -33,6 +35,12 @@ class CachePanel(Panel):
 
     def on_event(self, ev: dict) -> None:
         self.feed([ev], 0, 1, ev["t"])
+
+    def decide(self, events: list[dict], k: int) -> Decision | None:
+        return why.record(self, self.cache, events, k, name_key)
+
+    def explain(self, decision: Decision, other: Decision | None = None) -> str:
+        return self.cache.explain(decision, other)
 
     def metrics(self) -> dict[str, float]:
         return {

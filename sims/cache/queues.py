@@ -7,7 +7,9 @@ from collections.abc import Hashable
 from typing import Any
 
 from sims.cache.base import CachePolicy, seq
+from sims.core.diverge import Decision
 from sims.core.registry import Param, register_policy
+from sims.replace import why
 
 
 @register_policy("cache", "twoq")
@@ -61,6 +63,16 @@ class TwoQ(CachePolicy):
         else:
             victim = am.popitem(False)[0]
         self._evicted(victim)
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        if d.facts.get("victim") in self.a1out:
+            reason = f"A1in, the probation FIFO, was over its share of {self.kin}, so its oldest key (in since {{admitted}}) went, remembered in A1out"
+        else:
+            reason = "A1in was within its share, so Am's least recently used key (last used at {last}) went"
+        return why.say(self, d, reason) + why.kept(
+            other,
+            lambda k: "in Am, seen again after probation" if k in self.am else ("in A1in" if k in self.a1in else None),
+        )
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self.am or key in self.a1in
@@ -162,6 +174,15 @@ class S3FIFO(CachePolicy):
                     ghost.popitem(False)
             self._evicted(key)
             return
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        if d.facts.get("victim") in self.ghost:
+            reason = f"the small FIFO's oldest key was hit fewer than {self.move_threshold} times while on probation (used {{uses}} times), so it left for the ghost FIFO"
+        else:
+            reason = "the main FIFO's oldest key had its access count down to 0 (last used at {last})"
+        return why.say(self, d, reason) + why.kept(
+            other, lambda k: "in main" if k in self.main else ("in small" if k in self.small else None)
+        )
 
     def _evict_main(self) -> None:
         main = self.main

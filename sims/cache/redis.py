@@ -33,7 +33,9 @@ from collections.abc import Hashable
 from typing import Any
 
 from sims.cache.base import CachePolicy, scan_keys, seq
+from sims.core.diverge import Decision
 from sims.core.registry import Param, register_policy
+from sims.replace import why
 
 POOL_SIZE = 16  # EVPOOL_SIZE
 LFU_INIT_VAL = 5
@@ -276,6 +278,10 @@ class RedisLRU(RedisEviction):
     def score(self, key: Hashable) -> int:
         return (self.clock() - self.meta[key]) * 1000  # estimateObjectIdleTime, ms
 
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        reason = f"of {self.samples} sampled neighbouring keys and the pool it looked idlest on Redis's one-second clock (last used at {{last}})"
+        return why.say(self, d, reason)
+
 
 @register_policy("cache", "redis_lfu")
 class RedisLFU(RedisEviction):
@@ -320,6 +326,10 @@ class RedisLFU(RedisEviction):
     def score(self, key: Hashable) -> int:
         return 255 - self.decayed(key)
 
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        reason = f"of {self.samples} sampled neighbouring keys and the pool its decayed Morris counter was the lowest (used {{uses}} times, last at {{last}})"
+        return why.say(self, d, reason)
+
 
 @register_policy("cache", "redis_random")
 class RedisRandom(RedisEviction):
@@ -343,3 +353,10 @@ class RedisRandom(RedisEviction):
 
     def lists(self) -> list[dict]:
         return []
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        return why.say(
+            self,
+            d,
+            "it was drawn at random from a run of neighbouring hash buckets (used {uses} times, last at {last})",
+        )

@@ -14,9 +14,11 @@ from collections.abc import Hashable
 from typing import Any
 
 from sims.cache.base import CachePolicy, scan_keys
+from sims.core.diverge import Decision, name_key
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
 from sims.core.registry import Param, get_policy, register_policy
+from sims.replace import why
 
 
 class WritePolicy:
@@ -26,10 +28,18 @@ class WritePolicy:
     allocate = True  # a write miss loads the key into the cache
     through = True  # every write goes to the backend at once
 
+    @classmethod
+    def explain(cls, d: Decision) -> str:
+        raise NotImplementedError(f"{cls.__name__} does not explain its writes")
+
 
 @register_policy("cache", "write_through")
 class WriteThrough(WritePolicy):
     """Every write updates the cache and the backend: nothing is ever at risk."""
+
+    @classmethod
+    def explain(cls, d: Decision) -> str:
+        return f"write_through sent the write of {d.subject} to the backend at once and updated the cache: nothing is at risk"
 
 
 @register_policy("cache", "write_back")
@@ -38,6 +48,10 @@ class WriteBack(WritePolicy):
 
     through = False
 
+    @classmethod
+    def explain(cls, d: Decision) -> str:
+        return f"write_back kept {d.subject} dirty in the cache: the backend sees the write only when {d.subject} is evicted"
+
 
 @register_policy("cache", "write_around")
 class WriteAround(WritePolicy):
@@ -45,6 +59,11 @@ class WriteAround(WritePolicy):
     never read back cannot push the hot set out. A cached copy is updated in place."""
 
     allocate = False
+
+    @classmethod
+    def explain(cls, d: Decision) -> str:
+        cached = "and updated the cached copy" if d.facts.get("hit") else "without loading it into the cache"
+        return f"write_around sent the write of {d.subject} to the backend only, {cached}"
 
 
 def eviction_cache(evict: str, size: int) -> CachePolicy:
@@ -122,6 +141,24 @@ class WritePanel(Panel):
 
     def on_event(self, ev: dict) -> None:
         self.feed([ev], 0, 1, ev["t"])
+
+    def decide(self, events: list[dict], k: int) -> Decision | None:
+        ev = events[k]
+        d = why.record(self, self.cache, events, k, name_key)
+        if d is None or ev["kind"] != "ref" or ev.get("op") != "w":
+            return d
+        p = self.policy
+        where = "backend now" if p.through else "dirty in cache"
+        if not p.allocate and d.action == "admit":
+            where = "backend only"
+        return Decision(
+            "write", name_key(ev["key"]), where, (d.action, d.subject, d.detail), {"hit": d.action == "hit"}
+        )
+
+    def explain(self, decision: Decision, other: Decision | None = None) -> str:
+        if decision.action == "write":
+            return self.policy.explain(decision)
+        return self.cache.explain(decision, other)
 
     def metrics(self) -> dict[str, float]:
         return {

@@ -16,7 +16,7 @@ import argparse
 import os
 import sys
 
-from sims.cli import edges, run
+from sims.cli import diff, edges, run, search
 from sims.cli.args import Parser, Terminated, UsageError, edge
 from sims.cli.output import MAX_MESSAGE, one_line, table
 from sims.core.limits import show
@@ -25,7 +25,7 @@ from sims.core.trace import TraceError
 
 __all__ = ["MAX_MESSAGE", "Terminated", "UsageError", "build_parser", "main", "table"]
 
-COMMANDS = (run, edges)  # each module's add(sub) registers its commands, in this order in --help
+COMMANDS = (run, diff, search, edges)  # each module's add(sub) registers its commands, in this order in --help
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ from sims.core import api, presets, registry
 from sims.core.limits import MAX_DURATION, show
 from sims.core.scenario import Scenario
 from sims.core.trace import TraceError
+from sims.core.traceformats import FORMATS as TRACE_FORMATS
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -78,11 +79,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not out.parent.is_dir():
             raise UsageError(f"--trace-out: cannot write {show(args.trace_out, 120)}: its folder does not exist")
     events = None
-    if args.trace_in:
+    duration = args.duration
+    if args.trace_format != "canonical" and not args.trace_in:
+        raise UsageError("--trace-format: needs --trace-in FILE")
+    if args.trace_in and args.trace_format != "canonical":
+        from sims.core import traceformats
+
+        events, span = traceformats.load(args.trace_in, args.trace_format, preset, args.seed)
+        duration = duration or span
+    elif args.trace_in:
         from sims.core import stream
 
         events = stream.read(args.trace_in, _trace_schema(preset, args.seed, args.duration))
-    sc = Scenario(preset, args.seed, args.duration, panels, events=events, drain=args.drain)
+    sc = Scenario(preset, args.seed, duration, panels, events=events, drain=args.drain)
     if args.policy_file:  # an edited policy as one more panel (docs/editing.md)
         from sims.core import editpanel
 
@@ -161,7 +170,14 @@ def add(sub) -> None:
         "--trace-in",
         metavar="F",
         type=arg.path,
-        help="replay a canonical stream from F instead of generating it (its event kinds and fields must match the preset's)",
+        help="replay a stream from F instead of generating it (its event kinds and fields must match the preset's)",
+    )
+    s.add_argument(
+        "--trace-format",
+        choices=("canonical", *TRACE_FORMATS),
+        default="canonical",
+        help="what --trace-in holds: canonical (run --trace-out's JSON lines), azure (the Azure LLM inference CSV), "
+        "mooncake (Mooncake's JSONL), pages, keys or arrivals (as `contention trace` reads them); see docs/traces.md",
     )
     s.add_argument(
         "--drain",

@@ -1,13 +1,13 @@
 """Cluster routing: N engine replicas behind a router, from random to llm-d's precise scheduler.
 
-Routers (``routers.py``) are policies registered by name; ``ClusterPanel`` (``panel.py``) runs
+Routers (``routers.py``, ``prefix_routers.py``) are policies registered by name; ``ClusterPanel`` (``panel.py``) runs
 one over the shared request stream with N ``sims.engine`` replicas. The panel params set the
 replicas (each one ``EngineConfig``); a router's own params are declared on its class.
 """
 
 from __future__ import annotations
 
-from sims.cluster import routers  # noqa: F401  (registers the policies)
+from sims.cluster import prefix_routers, routers  # noqa: F401  (register the policies, in this order)
 from sims.cluster.panel import ClusterPanel
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, register_topic
@@ -24,7 +24,7 @@ PANEL_PARAMS = {
         block_size=64,  # also the hashed block for routing
     ),
     # read by routers that listen to KV events (precise_prefix); shared so a slider can set it
-    "event_delay": routers.PrecisePrefix.PARAMS["event_delay"],
+    "event_delay": prefix_routers.PrecisePrefix.PARAMS["event_delay"],
 }
 
 

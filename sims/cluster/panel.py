@@ -12,6 +12,7 @@ from typing import Any
 
 from sims.cluster.kvindex import BusTap, prompt_hashes
 from sims.cluster.routers import PodLoad, Router
+from sims.core.diverge import Decision
 from sims.core.metrics import ratio
 from sims.core.panel import Panel, PanelContext
 from sims.core.registry import get_policy
@@ -88,6 +89,31 @@ class ClusterPanel(Panel):
     def next_time(self) -> float | None:
         times = [t for t in (e.next_time() for e in self.engines) if t is not None]
         return min(times) if times else None
+
+    # -- recording mode (sims/core/diverge.py) -----------------------------------------------
+    def decide(self, events: list[dict], k: int) -> Decision | None:
+        ev = events[k]
+        router, seen = self.router, {}
+        route = router.route
+
+        def recorded(t: float, req: dict, hashes: list[int], loads: list[PodLoad]) -> int:
+            before = dict(router.decisions)
+            i = route(t, req, hashes, loads)
+            branch = next((b for b, n in router.decisions.items() if n != before.get(b, 0)), "")
+            seen.update(pick=i, loads=loads, branch=branch)
+            return i
+
+        router.route = recorded
+        try:
+            self.feed(events, k, k + 1, ev["t"])
+        finally:
+            del router.route
+        if not seen:
+            return None
+        return Decision("route", f"request {ev.get('id', k)}", f"pod {seen['pick']}", facts=seen)
+
+    def explain(self, decision: Decision, other: Decision | None = None) -> str:
+        return self.router.explain(decision, other)
 
     def metrics(self) -> dict[str, float]:
         acc = self._acc

@@ -4,7 +4,7 @@ A router sees the request (its ``segments`` and ``prompt_len``), the request's b
 it asks for them (``needs_hashes``), and one ``PodLoad`` per replica: the load signals a real
 gateway scrapes. Routers that learn from KV events (``needs_kv_events``) get them from the panel's
 event bus. Ties are broken by the router's own generator, never by position alone, so no replica
-is favoured when the cluster is idle.
+is favoured when the cluster is idle. The prefix-aware routers are in ``prefix_routers.py``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from random import Random
 
-from sims.cluster.kvindex import EventBus, KVIndex, LRUIndex, prompt_hashes
-from sims.cluster.radix import RadixTree
 from sims.core.registry import Param, register_policy
 from sims.core.rng import stable_hash64
 
@@ -68,11 +66,26 @@ class Router:
     def check_invariants(self) -> None:
         pass
 
+    def explain(self, d, other=None) -> str:
+        """One sentence on a route (``d.facts``: the loads it saw and the branch of its rule)."""
+        raise NotImplementedError(f"{type(self).__name__} does not explain its routes")
+
+    def say(self, d, why: str) -> str:
+        return f"{self.policy_name} sent {d.subject} to {d.target}: {why}"
+
+    @staticmethod
+    def tokens(d) -> str:
+        loads = d.facts["loads"]
+        return f"{loads[d.facts['pick']].outstanding_tokens} outstanding tokens; all: {[p.outstanding_tokens for p in loads]}"
+
 
 @register_policy("cluster", "random")
 class RandomRouter(Router):
     def route(self, t, req, hashes, loads):
         return self.rng.randrange(self.n)
+
+    def explain(self, d, other=None) -> str:
+        return self.say(d, f"drawn uniformly from the {self.n} pods, whatever their load or cache")
 
 
 @register_policy("cluster", "round_robin")
@@ -86,6 +99,9 @@ class RoundRobin(Router):
         self.next = (i + 1) % self.n
         return i
 
+    def explain(self, d, other=None) -> str:
+        return self.say(d, f"the next of the {self.n} pods in turn, whatever its load or cache")
+
 
 @register_policy("cluster", "least_loaded")
 class LeastLoaded(Router):
@@ -93,6 +109,9 @@ class LeastLoaded(Router):
 
     def route(self, t, req, hashes, loads):
         return self._pick_min([p.outstanding_tokens for p in loads])
+
+    def explain(self, d, other=None) -> str:
+        return self.say(d, f"it had the fewest outstanding tokens ({self.tokens(d)})")
 
 
 @register_policy("cluster", "p2c")
@@ -106,6 +125,9 @@ class PowerOfTwo(Router):
         b = self.rng.randrange(self.n - 1)
         b += b >= a
         return b if loads[b].outstanding_tokens < loads[a].outstanding_tokens else a
+
+    def explain(self, d, other=None) -> str:
+        return self.say(d, f"of two pods drawn at random it had fewer outstanding tokens ({self.tokens(d)})")
 
 
 _WEIGHT = Param(float, 2.0, "scorer weight")
@@ -137,6 +159,13 @@ class LoadOnly(Router):
         cands = list(range(self.n))
         scores = load_scores(loads, cands, self.params["kv_weight"], self.params["queue_weight"])
         return pick_max(self.rng, cands, scores)
+
+    def explain(self, d, other=None) -> str:
+        p = d.facts["loads"][d.facts["pick"]]
+        return self.say(
+            d,
+            f"the best load score, free KV cache and a short queue ({p.waiting} waiting, KV {p.kv_usage:.0%} used); no prefix scorer",
+        )
 
 
 class HashRing:
@@ -181,191 +210,9 @@ class PrefixHash(Router):
             key = stable_hash64(str(req["segments"][0][0]) if req.get("segments") else str(req.get("id")))
         return self.ring.owner(key)
 
-
-@register_policy("cluster", "sglang_cache_aware")
-class SGLangCacheAware(Router):
-    """SGLang's cache-aware router. Per worker, an approximate radix tree of what was routed
-    there. Imbalanced (max - min > abs and max > rel * min, on in-flight requests) -> the
-    shortest queue; else the best prefix match if its match rate > cache_threshold, else the
-    worker with the smallest tree. ``router_replicas`` > 1 splits that state over several
-    router processes (each request reaches one of them at random)."""
-
-    PARAMS = {
-        "cache_threshold": Param(float, 0.3, "match rate above which the best match wins"),
-        "balance_abs_threshold": Param(int, 64, "imbalance needs max - min in-flight above this"),
-        "balance_rel_threshold": Param(float, 1.5, "... and max above this multiple of min"),
-        "max_tree_tokens": Param(int, 1 << 24, "tokens each worker's tree may hold before LRU eviction"),
-        "router_replicas": Param(int, 1, "router processes, each learning only from what it routed"),
-    }
-
-    def __init__(self, n, params, rng):
-        super().__init__(n, params, rng)
-        if params["router_replicas"] < 1:
-            raise ValueError(f"router_replicas must be >= 1, got {params['router_replicas']!r}")
-        self.views = [
-            [RadixTree(params["max_tree_tokens"]) for _ in range(n)] for _ in range(params["router_replicas"])
-        ]
-        self.trees = self.views[0]
-        self.decisions = {"balance": 0, "match": 0, "smallest_tree": 0}
-
-    def route(self, t, req, hashes, loads):
-        p = self.params
-        if len(self.views) > 1:
-            self.trees = self.views[self.rng.randrange(len(self.views))]
-        inflight = [x.in_flight for x in loads]
-        hi, lo = max(inflight), min(inflight)
-        if hi - lo > p["balance_abs_threshold"] and hi > p["balance_rel_threshold"] * lo:
-            pick = self._pick_min(inflight)
-            self.decisions["balance"] += 1
-        else:
-            segments = req["segments"]
-            matches = [tree.match(segments) for tree in self.trees]
-            best = max(matches)
-            prompt = req["prompt_len"]
-            if prompt and best / prompt > p["cache_threshold"]:
-                pick = self._pick_min([(-m, f) for m, f in zip(matches, inflight)])
-                self.decisions["match"] += 1
-            else:
-                pick = self._pick_min([tree.size for tree in self.trees])
-                self.decisions["smallest_tree"] += 1
-        self.trees[pick].insert(req["segments"])
-        return pick
-
-    def state(self):
-        tokens = [sum(view[i].size for view in self.views) for i in range(self.n)]
-        return {"tree_tokens": tokens, "router_replicas": len(self.views), "decisions": dict(self.decisions)}
-
-    def check_invariants(self):
-        for view in self.views:
-            for tree in view:
-                tree.check_invariants()
-
-
-@register_policy("cluster", "approx_prefix")
-class ApproxPrefix(SGLangCacheAware):
-    """The earlier name of ``sglang_cache_aware``, kept so old links and presets still work."""
-
-
-@register_policy("cluster", "estimated_prefix")
-class EstimatedPrefix(Router):
-    """The Gateway API Inference Extension's approximate prefix-cache scorer, as llm-d's
-    "estimated" scheduler ran it: no KV events, only an LRU index of its own routing decisions.
-    The prompt is hashed in blocks of ``hash_block_size`` characters, at most
-    ``max_prefix_blocks`` of them; a pod's prefix score is its matched blocks over the prompt's
-    blocks. Every pod is scored ``prefix + kv + queue`` (weights 1 : 1 : 1, the benchmark's), the
-    best wins (max-score picker, ties at random), and the chosen pod's entry in the index is
-    refreshed with the prompt's blocks."""
-
-    PARAMS = {
-        "prefix_weight": Param(float, 1.0, "prefix-cache scorer weight"),
-        "kv_weight": Param(float, 1.0, "kv-cache utilization scorer weight"),
-        "queue_weight": Param(float, 1.0, "queue scorer weight"),
-        "hash_block_size": Param(int, 64, "prompt characters per hashed block (GIE hashBlockSize)"),
-        "max_prefix_blocks": Param(int, 256, "blocks of the prompt that are matched (maxPrefixBlocksToMatch)"),
-        "lru_capacity_per_server": Param(int, 31250, "index entries per pod before LRU eviction"),
-    }
-
-    def __init__(self, n, params, rng):
-        super().__init__(n, params, rng)
-        for name in ("hash_block_size", "max_prefix_blocks"):
-            if params[name] < 1:
-                raise ValueError(f"{name} must be >= 1, got {params[name]!r}")
-        self.index = LRUIndex(n, params["lru_capacity_per_server"])
-        self.decisions = {"affine": 0, "outvoted": 0, "cold": 0}
-
-    def block_tokens(self, req: dict) -> int:
-        """Tokens per hashed block: the block's characters at the request's characters per token
-        (4 when the request does not say)."""
-        tokens = req.get("prompt_len", 0)
-        chars = req.get("prompt_chars") or 4 * tokens
-        if not tokens or not chars:
-            return max(1, self.params["hash_block_size"] // 4)
-        return max(1, (self.params["hash_block_size"] * tokens + chars // 2) // chars)
-
-    def route(self, t, req, hashes, loads):
-        p = self.params
-        hashes = prompt_hashes(req["segments"], self.block_tokens(req))[: p["max_prefix_blocks"]]
-        cands = list(range(self.n))
-        scores = load_scores(loads, cands, p["kv_weight"], p["queue_weight"])
-        counts = self.index.match_counts(hashes) if hashes else [0] * self.n
-        if hashes:
-            pw, total = p["prefix_weight"], len(hashes)
-            scores = [s + pw * (c / total) for s, c in zip(scores, counts)]
-        pick = pick_max(self.rng, cands, scores)
-        best = max(counts)
-        self.decisions["cold" if not best else "affine" if counts[pick] == best else "outvoted"] += 1
-        self.index.add(pick, hashes)
-        return pick
-
-    def state(self):
-        return {
-            "indexed_blocks": [len(lru) for lru in self.index.lrus],
-            "index_evicted": self.index.evicted,
-            "decisions": dict(self.decisions),
-        }
-
-    def check_invariants(self):
-        self.index.check_invariants()
-
-
-@register_policy("cluster", "precise_prefix")
-class PrecisePrefix(Router):
-    """llm-d's precise prefix-cache scheduling. The index (block hash -> pods) follows the
-    replicas' KV events, ``event_delay`` late. A pod's prefix score is its longest run of
-    cached blocks from the prompt's start, over the prompt's blocks. Filter to pods whose score
-    reaches ``affinity_threshold``; if every one of them has ``max_waiting`` or more queued, give
-    up stickiness: consider the pods that are not overloaded. Then the weighted scorers (prefix
-    3, kv 2, queue 2) pick the best: among pods of similar prefix score, the least loaded."""
-
-    PARAMS = {
-        "prefix_weight": Param(float, 3.0, "prefix-cache scorer weight"),
-        "kv_weight": _WEIGHT,
-        "queue_weight": _WEIGHT,
-        "affinity_threshold": Param(float, 0.5, "prefix score a pod needs to pass the affinity filter"),
-        "max_waiting": Param(int, 64, "queued requests at which an affine pod counts as overloaded"),
-        "event_delay": Param(float, 0.01, "seconds a KV event takes to reach the router's index"),
-    }
-    needs_hashes = True
-    needs_kv_events = True
-
-    def __init__(self, n, params, rng):
-        super().__init__(n, params, rng)
-        if not 0.0 <= params["affinity_threshold"] <= 1.0:
-            raise ValueError(f"affinity_threshold must be in [0, 1], got {params['affinity_threshold']!r}")
-        self.index = KVIndex(n)
-        self.bus = EventBus(n, params["event_delay"])
-        self.decisions = {"affinity": 0, "spill": 0, "cold": 0}
-
-    def route(self, t, req, hashes, loads):
-        p = self.params
-        self.bus.deliver(t, self.index)
-        n = self.n
-        if hashes:
-            total = len(hashes)
-            frac = [h / total for h in self.index.prefix_hits(hashes)]
-        else:
-            frac = [0.0] * n
-        cands = [i for i in range(n) if frac[i] > 0.0 and frac[i] >= p["affinity_threshold"]]
-        if not cands:
-            cands = list(range(n))
-            self.decisions["cold"] += 1
-        elif min(loads[i].waiting for i in cands) >= p["max_waiting"]:
-            # every affine pod is overloaded: stickiness gives way to the pods that are not
-            cands = [i for i in range(n) if loads[i].waiting < p["max_waiting"]] or list(range(n))
-            self.decisions["spill"] += 1
-        else:
-            self.decisions["affinity"] += 1
-        scores = load_scores(loads, cands, p["kv_weight"], p["queue_weight"])
-        pw = p["prefix_weight"]
-        scores = [s + pw * frac[i] for s, i in zip(scores, cands)]
-        return pick_max(self.rng, cands, scores)
-
-    def state(self):
-        return {
-            "indexed_blocks": list(self.index.blocks),
-            "events_in_flight": self.bus.in_flight(),
-            "decisions": dict(self.decisions),
-        }
-
-    def check_invariants(self):
-        self.index.check_invariants()
+    def explain(self, d, other=None) -> str:
+        k = self.params["prefix_blocks"]
+        return self.say(
+            d,
+            f"the hash of the prompt's first {k} blocks lands on its point of the consistent-hash ring, whatever its load",
+        )

@@ -23,6 +23,10 @@ PANEL_PARAMS = {
     "heartbeat": Param(float, 0.050, "a leader's heartbeat interval, seconds", above=0.0),
     "delay_lo": Param(float, 0.005, "one-way message delay: the low end of its uniform range, seconds", min=0.0),
     "delay_hi": Param(float, 0.010, "one-way message delay: the high end", min=0.0),
+    "disk": Param(float, 0.0, "Raft: seconds a write of term, vote or entries takes before the reply leaves", min=0.0),
+    "timer_step": Param(
+        float, 0.0, "Raft: election timeouts in whole steps of this many seconds (0: continuous)", min=0.0
+    ),
     "loss": Param(float, 0.0, "probability a message is lost", min=0.0, max=1.0),
     "duplicate": Param(float, 0.0, "probability a message is delivered twice", min=0.0, max=1.0),
     "reorder": Param(float, 0.0, "probability a message is held back by a second delay", min=0.0, max=1.0),

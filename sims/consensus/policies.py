@@ -20,7 +20,17 @@ class Raft:
     def make_nodes(self, n: int, p: dict) -> list[RaftNode]:
         election = (p["election_lo"], max(p["election_lo"], p["election_hi"]))
         return [
-            RaftNode(i, n, election, p["heartbeat"], p["prevote"], p["check_quorum"], self.broken_commit)
+            RaftNode(
+                i,
+                n,
+                election,
+                p["heartbeat"],
+                p["prevote"],
+                p["check_quorum"],
+                self.broken_commit,
+                p["disk"],
+                p["timer_step"],
+            )
             for i in range(n)
         ]
 

@@ -7,7 +7,12 @@ first asks whether it could win, without raising its term; a server that heard f
 the minimum election timeout says no) and ``check_quorum`` (a leader that has not heard from a
 majority within an election timeout steps down). A new leader appends no no-op entry, so the
 Figure 8 rule (commit only entries of the current term by counting replicas) is what stands
-between a leader and an unsafe commit; ``broken_commit`` drops it.
+between a leader and an unsafe commit; ``broken_commit`` drops it. ``disk``: seconds a server
+spends writing its term, vote or new entries to stable storage before it answers the RPC that
+changed them (Figure 2: "updated on stable storage before responding"); a candidate's own term
+and vote are written while its RequestVotes are on the wire, so they leave at once.
+``timer_step`` > 0: election timeouts are whole multiples of it above the low end (a timer of
+milliseconds draws one of 6 values in 150–155 ms); 0: any real number in the range.
 
 Messages are tuples: ``("RV", term, last_index, last_term, pre)``, ``("RVR", term, granted, pre)``,
 ``("AE", term, prev_index, prev_term, entries, leader_commit)``, ``("AER", term, ok, match)``.
@@ -30,6 +35,8 @@ class RaftNode(Node):
         prevote: bool = False,
         check_quorum: bool = False,
         broken_commit: bool = False,
+        disk: float = 0.0,
+        timer_step: float = 0.0,
     ) -> None:
         super().__init__(i, n)
         self.election = election
@@ -37,6 +44,8 @@ class RaftNode(Node):
         self.prevote = prevote
         self.check_quorum = check_quorum
         self.broken_commit = broken_commit
+        self.disk = disk
+        self.timer_step = timer_step
         self.term = 0
         self.voted_for: int | None = None
         self.log: list[tuple[int, int]] = []
@@ -76,7 +85,11 @@ class RaftNode(Node):
 
     def _reset_election(self) -> None:
         lo, hi = self.election
-        self.set_timer(lo + (hi - lo) * self.rng.random(), "election")
+        step = self.timer_step
+        if step > 0.0:  # a timer of whole steps (LogCabin's: milliseconds), both ends included
+            self.set_timer(lo + step * self.rng.randrange(round((hi - lo) / step) + 1), "election")
+        else:
+            self.set_timer(lo + (hi - lo) * self.rng.random(), "election")
 
     def _last(self) -> tuple[int, int]:
         return len(self.log), (self.log[-1][0] if self.log else 0)
@@ -148,17 +161,18 @@ class RaftNode(Node):
             elif term > self.term:
                 self._step_down(term)
             return
-        if term > self.term:
+        newer = term > self.term
+        if newer:
             self._step_down(term)
             self.leader = None
         if kind == "RV":
-            self._on_vote_request(src, msg, now)
+            self._on_vote_request(src, msg, newer)
         elif kind == "RVR":
             if self.role == CANDIDATE and term == self.term and msg[2] and src not in self.votes:
                 self.votes.append(src)
                 self._maybe_win()
         elif kind == "AE":
-            self._on_append(src, msg, now)
+            self._on_append(src, msg, now, newer)
         elif kind == "AER":
             self._on_append_reply(src, msg, now)
 
@@ -172,13 +186,20 @@ class RaftNode(Node):
         ok = term > self.term and not recent and self._up_to_date(last_index, last_term)
         self.send(src, ("RVR", self.term, ok, True))
 
-    def _on_vote_request(self, src: int, msg: tuple, now: float) -> None:
+    def _on_vote_request(self, src: int, msg: tuple, wrote: bool) -> None:
         _, term, last_index, last_term, _ = msg
         ok = term == self.term and self.voted_for in (None, src) and self._up_to_date(last_index, last_term)
         if ok:
             self.voted_for = src
             self._reset_election()
-        self.send(src, ("RVR", self.term, ok, False))
+        self._reply(src, ("RVR", self.term, ok, False), wrote or ok)
+
+    def _reply(self, dst: int, msg: tuple, wrote: bool) -> None:
+        """Answer an RPC; one that changed the term, vote or log waits for the disk write."""
+        if wrote and self.disk > 0.0:
+            self.send(dst, msg, self.disk)
+        else:
+            self.send(dst, msg)
 
     def _maybe_win(self) -> None:
         if self.role != CANDIDATE or 2 * len(self.votes) <= self.n:
@@ -216,7 +237,7 @@ class RaftNode(Node):
         entries = tuple(self.log[prev : prev + 16])
         self.send(j, ("AE", self.term, prev, prev_term, entries, self.commit))
 
-    def _on_append(self, src: int, msg: tuple, now: float) -> None:
+    def _on_append(self, src: int, msg: tuple, now: float, wrote: bool) -> None:
         _, term, prev, prev_term, entries, leader_commit = msg
         if term < self.term:
             self.send(src, ("AER", self.term, False, 0))
@@ -227,7 +248,7 @@ class RaftNode(Node):
         self.leader_seen = now
         self._reset_election()
         if prev > len(self.log) or (prev > 0 and self.log[prev - 1][0] != prev_term):
-            self.send(src, ("AER", self.term, False, min(prev - 1, len(self.log))))
+            self._reply(src, ("AER", self.term, False, min(prev - 1, len(self.log))), wrote)
             return
         log = self.log
         for k, entry in enumerate(entries):
@@ -237,11 +258,12 @@ class RaftNode(Node):
                     continue
                 del log[i:]  # a conflict: drop it and everything after (§5.3)
             log.append(entry)
+            wrote = True
             self.dirty = min(self.dirty, i + 1)
         match = prev + len(entries)
         if leader_commit > self.commit:
             self.commit = min(leader_commit, match)
-        self.send(src, ("AER", self.term, True, match))
+        self._reply(src, ("AER", self.term, True, match), wrote)
 
     def _on_append_reply(self, src: int, msg: tuple, now: float) -> None:
         _, term, ok, match = msg

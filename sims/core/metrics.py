@@ -1,8 +1,6 @@
-"""Metric helpers: exact percentiles and time series sampled on the virtual clock."""
+"""Metric helpers: exact percentiles (censored ones too) and sliding-window counts."""
 
 from __future__ import annotations
-
-from bisect import insort
 
 
 def percentile(values: list[float], q: float, *, is_sorted: bool = False) -> float:
@@ -16,32 +14,6 @@ def percentile(values: list[float], q: float, *, is_sorted: bool = False) -> flo
     hi = lo + 1 if lo + 1 < len(v) else lo
     frac = pos - lo
     return v[lo] + (v[hi] - v[lo]) * frac
-
-
-class Samples:
-    """A growing multiset of values kept sorted, so any percentile is exact at any time."""
-
-    __slots__ = ("_v", "total")
-
-    def __init__(self) -> None:
-        self._v: list[float] = []
-        self.total = 0.0
-
-    def add(self, x: float) -> None:
-        insort(self._v, x)
-        self.total += x
-
-    def __len__(self) -> int:
-        return len(self._v)
-
-    def p(self, q: float) -> float:
-        return percentile(self._v, q, is_sorted=True)
-
-    def mean(self) -> float:
-        return self.total / len(self._v) if self._v else 0.0
-
-    def max(self) -> float:
-        return self._v[-1] if self._v else 0.0
 
 
 def kth(a: list[float], b: list[float], k: int) -> float:
@@ -59,6 +31,27 @@ def kth(a: list[float], b: list[float], k: int) -> float:
     if j == k + 1:
         return b[j - 1]
     return max(a[k - j], b[j - 1])
+
+
+def censored_percentile(exact: list[float], cens: list[float], q: float) -> tuple[float, int]:
+    """The q-quantile of ``exact`` and ``cens`` together (both sorted), and its censored flag.
+
+    ``exact`` are finished values; ``cens`` are lower bounds (the age of a request still
+    waiting, a timeout a client gave up at). The value interpolates between closest ranks exactly
+    as ``percentile`` does on the merged list, without building it (``kth``: a read per frame stays
+    cheap). The flag is 1 when a censored value takes part in the figure, so raising it could
+    raise the figure (a lower bound), else 0: the figure reads rank ``ceil(q * (n - 1))`` at the
+    highest, and a censored value takes part iff that rank holds one or a value tied with one
+    (DESIGN.md: latency percentiles count every arrival)."""
+    if not cens:
+        return percentile(exact, q, is_sorted=True), 0
+    n = len(exact) + len(cens)
+    pos = q * (n - 1)
+    lo = int(pos)
+    hi = lo + 1 if lo + 1 < n else lo
+    frac = pos - lo
+    a, b = kth(exact, cens, lo), kth(exact, cens, hi)
+    return a + (b - a) * frac, int(cens[0] <= (b if frac else a))
 
 
 def ratio(num: float, den: float) -> float:
@@ -91,31 +84,3 @@ class SlidingMax:
         count = len(times) - head
         if count > self.best:
             self.best = count
-
-
-class SlidingSum:
-    """Largest sum of weights in any window (t-w, t]: weights fed in time order."""
-
-    __slots__ = ("w", "_items", "_head", "_sum", "best")
-
-    def __init__(self, w: float) -> None:
-        self.w = w
-        self._items: list[tuple[float, float]] = []
-        self._head = 0
-        self._sum = 0.0
-        self.best = 0.0
-
-    def add(self, t: float, weight: float) -> None:
-        self._items.append((t, weight))
-        self._sum += weight
-        items = self._items
-        head = self._head
-        while items[head][0] <= t - self.w:
-            self._sum -= items[head][1]
-            head += 1
-        if head > 4096:
-            del items[:head]
-            head = 0
-        self._head = head
-        if self._sum > self.best:
-            self.best = self._sum

@@ -164,3 +164,14 @@ class Panel(Checkpointed):
 
     def check_invariants(self) -> None:
         """Raise AssertionError if the panel's state is inconsistent."""
+
+    # -- recording mode (sims/core/diverge.py): called only when decisions are asked for --------
+    def decide(self, events: list[dict], k: int) -> Any:
+        """Handle ``events[k]`` as ``feed(events, k, k + 1, t)`` would and return its ``Decision``
+        (None: nothing decided). This default records nothing."""
+        self.feed(events, k, k + 1, events[k]["t"])
+        return None
+
+    def explain(self, decision: Any, other: Any = None) -> str:
+        """Right after ``decide``: one sentence of why, in the policy's terms."""
+        return f"{self.name}: {decision.text}"

@@ -8,11 +8,11 @@ computation fed one record at a time, so a panel's live metrics equal ``summariz
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left, insort
+from bisect import insort
 from dataclasses import dataclass, field
 from math import fsum
 
-from sims.core.metrics import percentile, ratio
+from sims.core.metrics import censored_percentile, percentile, ratio
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,16 +224,7 @@ class Censored:
         self.v = _merge(exact, cens)
 
     def p(self, q: float) -> tuple[float, int]:
-        v = self.v
-        if not v:
-            return 0.0, 0
-        value = percentile(v, q, is_sorted=True)
-        if not self.cens:
-            return value, 0
-        pos = q * (len(v) - 1)
-        used = int(pos) + (1 if pos > int(pos) else 0)  # the highest rank the value reads
-        first = bisect_left(self.exact, self.cens[0])  # rank of the lowest censored sample (ties: first)
-        return value, int(first <= used)
+        return censored_percentile(self.exact, self.cens, q)
 
     def mean(self) -> tuple[float, int]:
         v = self.v

@@ -1,9 +1,9 @@
 """Garbage collection: a collector competes with the program for time and memory.
 
 The heap (``heap.py``) owns objects, roots, pointers, free lists and the pause log; each
-collector (``collectors.py``) is a policy over it; ``GCPanel`` replays the mutator's operations
-(``workload.py``) and charges collector work to the clock, so pauses delay the program and MMU
-(``mmu.py``) follows from the pause intervals.
+collector (``collectors/``, one module per family) is a policy over it; ``GCPanel`` replays the
+mutator's operations (``workload.py``) and charges collector work to the clock, so pauses delay
+the program and MMU (``mmu.py``) follows from the pause intervals.
 """
 
 from __future__ import annotations

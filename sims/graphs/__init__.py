@@ -1,7 +1,7 @@
 """Graphs: ten algorithms on one graph, each answering its own question.
 
 The mechanism (``graph.py``) is the graph, the frontier and the distance table, which own the
-invariants; each algorithm (``search.py``, ``structure.py``) is a small generator of steps over
+invariants; each algorithm (``search.py``, ``structure.py``, ``unionfind.py``) is a small generator of steps over
 them. ``GraphPanel`` takes one step every ``1 / speed`` virtual seconds.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_topic
-from sims.graphs import search, structure, workload
+from sims.graphs import search, structure, unionfind, workload
 from sims.graphs.panel import GraphPanel
 from sims.graphs.trace import TRACE
 
-__all__ = ["PANEL_PARAMS", "GraphPanel", "make_panel", "search", "structure", "workload"]
+__all__ = ["PANEL_PARAMS", "GraphPanel", "make_panel", "search", "structure", "unionfind", "workload"]
 
 PANEL_PARAMS = {
     "speed": Param(float, 20.0, "algorithm steps per virtual second", above=0),

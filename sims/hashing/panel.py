@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 from math import ceil
 
+from sims.core.diverge import Decision, name_key
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
 from sims.hashing.placement import Memo, Placement, h64
@@ -174,6 +175,25 @@ class HashPanel(Panel):
                 "consistent": expect,
             }
         )
+
+    # -- recording mode (sims/core/diverge.py) -----------------------------------------------
+    def decide(self, events: list[dict], k: int) -> Decision | None:
+        ev = events[k]
+        kind = ev["kind"]
+        before, changes = dict(self.counts), len(self.changes)
+        self.feed(events, k, k + 1, ev["t"])
+        if len(self.changes) > changes:
+            c = self.changes[-1]
+            return Decision("remap", str(c["node"]), f"{c['moved']} keys moved", facts=dict(c))
+        if kind != "ref" and kind != "request":
+            return None
+        member = next((m for m, n in self.counts.items() if n != before.get(m, 0)), "")
+        key = ev["key"]
+        facts = {"hash": self._hash(key), "first": self.owner.get(key)}
+        return Decision("place", name_key(key), member, facts=facts)
+
+    def explain(self, decision: Decision, other: Decision | None = None) -> str:
+        return self.placement.explain(decision, other)
 
     # -- reading ------------------------------------------------------------------------------
     def max_load_ratio(self) -> float:

@@ -56,6 +56,17 @@ class Placement:
         """Whether this change may move keys only to or from the changed member."""
         return self.consistent
 
+    def explain(self, d, other=None) -> str:
+        """One sentence on a placement or a membership change; every policy says its own."""
+        raise NotImplementedError(f"{type(self).__name__} does not explain its placements")
+
+    def say(self, d, why: str) -> str:
+        name = getattr(self, "policy_name", type(self).__name__)
+        if d.action == "remap":
+            f = d.facts
+            return f"{name} moved {f['moved']} of {f['keys']} keys when {d.subject} changed: {why}"
+        return f"{name} placed {d.subject} on {d.target}: {why}"
+
 
 @register_policy("hashing", "modulo")
 class Modulo(Placement):
@@ -65,6 +76,14 @@ class Modulo(Placement):
 
     def lookup(self, kh: int) -> str:
         return self.members[kh % len(self.members)]
+
+    def explain(self, d, other=None) -> str:
+        if d.action == "remap":
+            return self.say(d, f"hash mod {len(self.members)} renumbers almost every key when N changes")
+        n = len(self.members)
+        return self.say(
+            d, f"the key's hash mod {n} is {d.facts['hash'] % n}, and member {d.facts['hash'] % n} is {d.target}"
+        )
 
 
 @register_policy("hashing", "ring")
@@ -103,6 +122,13 @@ class Ring(Placement):
     def lookup(self, kh: int) -> str:
         return self.owners[self.start(kh)]
 
+    def explain(self, d, other=None) -> str:
+        if d.action == "remap":
+            return self.say(d, "only the arcs next to the changed member's points change owner")
+        return self.say(
+            d, f"the first of the ring's points clockwise from the key's hash ({self.vnodes} per member) belongs to it"
+        )
+
 
 @register_policy("hashing", "rendezvous")
 class Rendezvous(Placement):
@@ -122,6 +148,11 @@ class Rendezvous(Placement):
                 best, owner = x, m
         return owner
 
+    def explain(self, d, other=None) -> str:
+        if d.action == "remap":
+            return self.say(d, "only the keys whose highest-scoring member changed move")
+        return self.say(d, f"of the {len(self.members)} members it gives the key the highest score mix64(key ^ member)")
+
 
 @register_policy("hashing", "jump")
 class Jump(Placement):
@@ -133,6 +164,11 @@ class Jump(Placement):
 
     def consistent_change(self, added: bool, was_last: bool) -> bool:
         return added or was_last
+
+    def explain(self, d, other=None) -> str:
+        if d.action == "remap":
+            return self.say(d, "jump hash moves keys only to a member added at the end (or from the last one)")
+        return self.say(d, f"jump consistent hash of the key over {len(self.members)} numbered buckets lands on it")
 
 
 @register_policy("hashing", "bounded_load")
@@ -150,3 +186,16 @@ class BoundedLoad(Ring):
         if not c > 1.0:
             raise ValueError(f"bounded_load needs c > 1, got {c!r}")
         self.c = c
+
+    def explain(self, d, other=None) -> str:
+        if d.action == "remap":
+            return self.say(d, "the first choices move as on a ring; placements under load follow the loads")
+        first = d.facts.get("first")
+        if first and first != d.target:
+            return self.say(
+                d,
+                f"its first choice on the ring, {first}, was at the load cap (c={self.c:g} times the mean in flight), so the walk went on clockwise",
+            )
+        return self.say(
+            d, f"its first choice on the ring, and under the load cap of c={self.c:g} times the mean in flight"
+        )

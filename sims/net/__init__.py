@@ -12,7 +12,8 @@ API a protocol builds on
 - ``on_crash(now)`` / ``on_restart(durable, now)``: after a crash the node hears nothing and its
   timers are void; on restart ``durable=False`` means its disk was lost too (the protocol resets
   the state it calls durable; the default ``on_restart`` just calls ``on_start``);
-- inside the hooks: ``self.send(dst, msg)``, ``self.broadcast(msg)`` (to every other node),
+- inside the hooks: ``self.send(dst, msg, hold=0.0)`` (``hold``: seconds before it leaves, e.g. a
+  write to disk first), ``self.broadcast(msg)`` (to every other node),
   ``self.set_timer(delay, name)`` (one live timer per name: setting it again replaces it),
   ``self.cancel_timer(name)``, ``self.local_time(now)`` (its drifting clock), ``self.rng`` (the
   node's own seeded generator), ``self.id`` (0..n-1), ``self.n``, ``self.up``.

@@ -72,8 +72,9 @@ class Node(Checkpointed):
         self.on_start(now)
 
     # actions -------------------------------------------------------------------------------
-    def send(self, dst: int, msg: Any) -> None:
-        self.net.send(self.id, dst, msg)
+    def send(self, dst: int, msg: Any, hold: float = 0.0) -> None:
+        """``hold``: seconds the message waits before it leaves (a write to disk first)."""
+        self.net.send(self.id, dst, msg, hold)
 
     def broadcast(self, msg: Any) -> None:
         for dst in range(self.n):
@@ -173,7 +174,7 @@ class Network(Checkpointed):
         return True
 
     # messages and timers -------------------------------------------------------------------
-    def send(self, src: int, dst: int, msg: Any) -> None:
+    def send(self, src: int, dst: int, msg: Any, hold: float = 0.0) -> None:
         rng = self.rng
         self.sent += 1
         if self.loss > 0.0 and rng.random() < self.loss:
@@ -186,6 +187,8 @@ class Network(Checkpointed):
             d = self.delay.draw(rng) + self.extra[src] + self.extra[dst]
             if self.reorder > 0.0 and rng.random() < self.reorder:
                 d += self.delay.draw(rng)
+            if hold > 0.0:
+                d += hold
             self.clock.schedule(now + d, (_MSG, src, dst, now, msg))
 
     def set_timer(self, node: Node, delay: float, name: str) -> None:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from sims.core.diverge import Decision
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
 from sims.paging.policies import scan_pages
+from sims.replace import why
 
 _RECENT = 48  # references kept, with hit or fault, for the view
 
@@ -76,6 +78,12 @@ class PagingPanel(Panel):
         self.refs += 1
         self.hits += hit
         self.recent.append([page, bool(hit)])
+
+    def decide(self, events: list[dict], k: int) -> Decision | None:
+        return why.record(self, self.policy, events, k, lambda p: f"page {p}")
+
+    def explain(self, decision: Decision, other: Decision | None = None) -> str:
+        return self.policy.explain(decision, other)
 
     def metrics(self) -> dict[str, float]:
         faults = self.refs - self.hits

@@ -14,7 +14,9 @@ import random
 from collections.abc import Hashable
 
 from sims import replace
+from sims.core.diverge import Decision
 from sims.core.registry import register_policy
+from sims.replace import why
 from sims.replace.base import Replacement, scan_keys
 from sims.replace.opt import Lookahead
 
@@ -109,6 +111,11 @@ class RandomEvict(PagingPolicy):
             pages.append(key)
         index[key] = i
         return False
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        return why.say(
+            self, d, f"the panel's generator drew its frame uniformly from all {self.frames} (last used at {{last}})"
+        )
 
     def resident(self) -> list[Hashable]:
         return list(self.pages)

@@ -6,7 +6,7 @@ move is a lower bound too, and flagged censored (DESIGN.md's rule for unfinished
 
 from __future__ import annotations
 
-from sims.core.metrics import kth, percentile
+from sims.core.metrics import censored_percentile
 from sims.core.panel import Checkpointed
 
 
@@ -33,16 +33,6 @@ class Tally(Checkpointed):
         return v
 
     def percentile(self, q: float, ages: list[float]) -> tuple[float, int]:
-        """(the q-quantile of the values and ``ages`` (sorted) together, 1 if an age could raise it).
-
-        Interpolates between closest ranks exactly as ``sims.core.metrics.percentile`` does on
-        the merged list, without building it: a read per animation frame stays cheap."""
-        v = self.values()
-        if not ages:
-            return percentile(v, q, is_sorted=True), 0
-        n = len(v) + len(ages)
-        pos = q * (n - 1)
-        lo = int(pos)
-        hi = lo + 1 if lo + 1 < n else lo
-        a, b = kth(v, ages, lo), kth(v, ages, hi)
-        return a + (b - a) * (pos - lo), int(ages[0] <= b)
+        """The q-quantile of the values and ``ages`` (sorted, lower bounds) together, and its
+        censored flag (``sims.core.metrics.censored_percentile``)."""
+        return censored_percentile(self.values(), ages, q)

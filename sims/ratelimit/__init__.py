@@ -13,7 +13,7 @@ from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_topic
 from sims.core.trace import TraceArg, TraceError, TraceSpec, bad_token, lines
 from sims.ratelimit import limiters, nginx  # noqa: F401  (nginx registers its limit_req models)
-from sims.ratelimit import tpm as _tpm  # noqa: F401  (registers the token-per-minute policies)
+from sims.ratelimit import tpm_policies as _tpm  # noqa: F401  (registers the token-per-minute policies)
 from sims.ratelimit.panel import LimiterPanel
 
 

@@ -48,6 +48,10 @@ class Limiter:
     def state(self) -> dict:
         return {}
 
+    def explain(self, d, other=None) -> str:
+        """One sentence on an admit or reject (``d.facts["state"]``: ``state()`` right after)."""
+        raise NotImplementedError(f"{type(self).__name__} does not explain its decisions")
+
     def check_invariants(self) -> None:
         pass
 
@@ -91,6 +95,12 @@ class TokenBucket(Limiter):
 
     def state(self) -> dict:
         return {"tokens": self.tokens, "capacity": self.burst}
+
+    def explain(self, d, other=None) -> str:
+        left = d.facts["state"]["tokens"]
+        if d.action == "admit":
+            return f"token_bucket admitted {d.subject}: the bucket held a whole token ({left:.2f} left of {self.burst:g}, refilling at {self.rate:g}/s)"
+        return f"token_bucket rejected {d.subject}: the bucket held {left:.2f} tokens, less than the 1 a request costs (refilling at {self.rate:g}/s)"
 
     def check_invariants(self) -> None:
         assert 0 <= self._units <= self._cap, self._units
@@ -138,6 +148,12 @@ class LeakyBucket(Limiter):
     def state(self) -> dict:
         return {"queued": -(-self._level // self._one), "capacity": self.capacity}
 
+    def explain(self, d, other=None) -> str:
+        q = d.facts["state"]["queued"]
+        if d.action == "admit":
+            return f"leaky_bucket admitted {d.subject}: after draining at {self.rate:g}/s the bucket had room ({q} of {self.capacity:g} now queued)"
+        return f"leaky_bucket rejected {d.subject}: the bucket was full ({q} of {self.capacity:g} queued, draining at {self.rate:g}/s)"
+
     def check_invariants(self) -> None:
         assert 0 <= self._level <= self._room + self._one, self._level
 
@@ -168,6 +184,13 @@ class FixedWindow(Limiter):
 
     def state(self) -> dict:
         return {"count": self.count, "limit": self.limit, "window_start": self.k * self.window}
+
+    def explain(self, d, other=None) -> str:
+        s = d.facts["state"]
+        start = f"the window [{s['window_start']:g} s, {s['window_start'] + self.window:g} s)"
+        if d.action == "admit":
+            return f"fixed_window admitted {d.subject}: request {s['count']} of {self.limit} in {start}"
+        return f"fixed_window rejected {d.subject}: {start} had already admitted its {self.limit}"
 
     def check_invariants(self) -> None:
         assert 0 <= self.count <= self.limit
@@ -200,6 +223,12 @@ class SlidingLog(Limiter):
 
     def state(self) -> dict:
         return {"in_window": len(self.log), "limit": self.limit}
+
+    def explain(self, d, other=None) -> str:
+        n = d.facts["state"]["in_window"]
+        if d.action == "admit":
+            return f"sliding_log admitted {d.subject}: {n - 1} admitted requests lay in the last {self.window:g} s, fewer than {self.limit}"
+        return f"sliding_log rejected {d.subject}: {n} admitted requests already lay in the last {self.window:g} s (limit {self.limit})"
 
     def check_invariants(self) -> None:
         assert len(self.log) <= self.limit
@@ -239,6 +268,13 @@ class SlidingCounter(Limiter):
 
     def state(self) -> dict:
         return {"prev": self.prev, "curr": self.curr, "limit": self.limit}
+
+    def explain(self, d, other=None) -> str:
+        s = d.facts["state"]
+        est = f"previous window's {s['prev']} weighted by its overlap plus this window's {s['curr']}"
+        verb = "admitted" if d.action == "admit" else "rejected"
+        cmp = "below" if d.action == "admit" else "at or above"
+        return f"sliding_counter {verb} {d.subject}: the estimate ({est}) was {cmp} the limit {self.limit}"
 
     def check_invariants(self) -> None:
         assert 0 <= self.curr <= self.limit

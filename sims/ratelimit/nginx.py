@@ -104,6 +104,13 @@ class NginxLimitReq(Limiter):
     def state(self) -> dict:
         return {"excess": self.excess / 1000, "burst": self.burst_milli / 1000, "wait_ms": self.wait_ms}
 
+    def explain(self, d, other=None) -> str:
+        s = d.facts["state"]
+        if d.action == "reject":
+            return f"{self.policy_name} rejected {d.subject}: one more request would push the excess past burst={s['burst']:g} (503, NGX_BUSY)"
+        late = f", delayed {s['wait_ms']} ms to keep the rate" if s["wait_ms"] else " at once"
+        return f"{self.policy_name} admitted {d.subject}{late}: the excess is {s['excess']:g} of burst={s['burst']:g}"
+
     def check_invariants(self) -> None:
         assert 0 <= self.excess <= self.burst_milli, (self.excess, self.burst_milli)
 
@@ -112,9 +119,15 @@ class NginxLimitReq(Limiter):
 class NginxLimitReqDelay(NginxLimitReq):
     """Without ``nodelay``: requests inside the burst are admitted late, spaced at the rate."""
 
+    def explain(self, d, other=None) -> str:
+        return NginxLimitReq.explain(self, d, other) + " (without nodelay, requests inside the burst wait)"
+
 
 @register_policy("ratelimit", "nginx_limit_req_nodelay")
 class NginxLimitReqNodelay(NginxLimitReq):
     """``nodelay``: requests inside the burst pass at once; the bucket still drains at the rate."""
 
     nodelay = True
+
+    def explain(self, d, other=None) -> str:
+        return NginxLimitReq.explain(self, d, other) + " (nodelay: requests inside the burst pass at once)"

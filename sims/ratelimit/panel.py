@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sims.core.diverge import Decision
 from sims.core.metrics import SlidingMax, ratio
 from sims.core.panel import Panel
 from sims.ratelimit.exact import ticks
@@ -43,6 +44,27 @@ class LimiterPanel(Panel):
                 if hi - k <= _RECENT:
                     self.recent.append([t, ok])
         del self.recent[:-_RECENT]
+
+    def decide(self, events: list[dict], k: int) -> Decision | None:
+        ev = events[k]
+        accepted = self.accepted
+        self.feed(events, k, k + 1, ev["t"])
+        if ev["kind"] == "request":
+            action = "admit" if self.accepted > accepted else "reject"
+            return Decision(action, f"request #{k}", facts={"state": self.limiter.state()})
+        if ev["kind"] == "burst":
+            n = self.accepted - accepted
+            return Decision(
+                "burst", f"{ev.get('count', 1)} requests", f"{n} admitted", facts={"state": self.limiter.state()}
+            )
+        return None
+
+    def explain(self, decision: Decision, other: Decision | None = None) -> str:
+        if decision.action == "burst":
+            return (
+                f"{self.limiter.policy_name} admitted {decision.target.split()[0]} of the burst of {decision.subject}"
+            )
+        return self.limiter.explain(decision, other)
 
     def metrics(self) -> dict[str, float]:
         rejected = self.requests - self.accepted

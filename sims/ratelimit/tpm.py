@@ -14,6 +14,9 @@ Clients (``client``): ``none`` gives up on a 429, ``immediate`` retries after ``
 ``backoff`` waits uniform(0, min(cap, base * 2^n)) (full jitter, panel-local rng), ``retry_after``
 waits the server's retry-after (whole seconds). Every attempt ends exactly one way: admitted,
 rejected (final) or retried, so ``attempts == accepted + rejected + retries``.
+
+This module is the mechanism and the client model (``TpmPanel``); the four policies are in
+``tpm_policies.py``.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from collections import deque
 from math import ceil
 
 from sims.core.clock import Clock
+from sims.core.diverge import Decision
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
-from sims.core.registry import Param, register_policy
+from sims.core.registry import Param
 from sims.ratelimit.exact import ticks
-from sims.ratelimit.tpm_window import RequestLog, TokenLog
+from sims.ratelimit.tpm_window import RequestLog
 
 CLIENTS = ("none", "immediate", "backoff", "retry_after")
 
@@ -222,6 +226,37 @@ class TpmPanel(Panel):
     def next_time(self) -> float | None:
         return self.clock.peek()
 
+    # -- recording mode (sims/core/diverge.py) -------------------------------------------------
+    def decide(self, events: list[dict], k: int) -> Decision | None:
+        ev = events[k]
+        if ev["kind"] != "request":
+            self.feed(events, k, k + 1, ev["t"])
+            return None
+        accepted, retries = self.accepted, self.retries
+        self.feed(events, k, k + 1, ev["t"])
+        action = "admit" if self.accepted > accepted else "retry" if self.retries > retries else "reject"
+        facts = {"why": self._why, "counter": self._counter(), "ev": ev}
+        return Decision(action, f"request #{k}", facts=facts)
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        """The policy's sentence: ``rule`` says what it counts, for the reject case."""
+        raise NotImplementedError(f"{type(self).__name__} does not explain its decisions")
+
+    def _say(self, d: Decision, counts: str) -> str:
+        f, name = d.facts, self.policy_name
+        ev = f["ev"]
+        size = f"prompt {ev['prompt_len']}, max_tokens {ev['max_tokens']}"
+        if d.action == "admit":
+            return f"{name} admitted {d.subject} ({size}): {counts} left room under the {self.tpm} TPM limit"
+        if f["why"] == "rpm":
+            cause = f"the window already held {self.rpm} requests (the RPM limit)"
+        elif f["why"] == "never":
+            cause = f"its charge exceeds the whole {self.tpm} TPM limit, so it can never fit"
+        else:
+            cause = f"{counts} left no room under the {self.tpm} TPM limit"
+        then = f"the {self.client} client will retry" if d.action == "retry" else "the client gives up"
+        return f"{name} answered 429 to {d.subject} ({size}): {cause}; {then}"
+
     # -- reading ------------------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:
         tpm = self.tpm
@@ -268,249 +303,3 @@ class TpmPanel(Panel):
         assert self.in_flight == sum(1 for item in self.clock if item[0] == _DONE)
         assert self.throttled == self.rejected + self.retries
         assert self.actual_total == sum(a for _, a in self.actual)
-
-
-class _LocalWindow(TpmPanel):
-    """One gateway with an exact sliding-window counter of charged tokens."""
-
-    def __init__(self, name: str, params: dict, ctx) -> None:
-        super().__init__(name, params, ctx)
-        self.counter = TokenLog(self.window)
-
-    def _charge(self, ev: dict) -> int:
-        raise NotImplementedError
-
-    def _admit(self, t: float, ev: dict) -> object | None:
-        tn = self.now  # ticks(t), converted once per attempt
-        edge = tn - self._window_ticks
-        rpm = self.rpm
-        if rpm:
-            times = self.reqlog.times
-            while times and times[0] <= edge:
-                times.popleft()
-            if len(times) >= rpm:
-                self._why = "rpm"
-                return None
-        cost = self._charge(ev)
-        tpm = self.tpm
-        if cost > tpm:
-            self._why = "never"
-            return None
-        c = self.counter
-        log = c.log
-        while log and log[0][0] <= edge:  # c.expire(t)
-            e = log.popleft()
-            c.total -= e[1]
-            e[2] = False
-        if c.total + cost > tpm:
-            self._why = "tpm"
-            return None
-        if rpm:
-            times.append(tn)
-        self.tokens_charged += cost
-        e = [tn, cost, True]
-        log.append(e)
-        total = c.total = c.total + cost
-        if total > self.peak_counter:
-            self.peak_counter = total
-        return e
-
-    def _retry_after(self, t: float, ev: dict) -> float | None:
-        wait = self.reqlog.wait(t, self.rpm) if self.rpm else 0.0
-        tok = self.counter.wait(t, self.tpm - self._charge(ev))
-        return None if tok is None else max(wait, tok)
-
-    def _counter(self) -> int:
-        return self.counter.total
-
-    def check_invariants(self) -> None:
-        super().check_invariants()
-        self.counter.check_invariants()
-        assert self.counter.total <= self.tpm, "admitted above the token limit"
-        if self.rpm and not self.params["count_rejected"]:
-            assert len(self.reqlog.times) <= self.rpm, "admitted above the request limit"
-
-
-@register_policy("ratelimit", "tpm_reserve")
-class TpmReserve(_LocalWindow):
-    """Reserve prompt + max_tokens, settle to actual at completion (Anthropic, Azure)."""
-
-    def _charge(self, ev: dict) -> int:
-        return ev["prompt_len"] + ev["max_tokens"]
-
-    def _complete(self, t: float, handle: list, actual: int) -> None:
-        self.tokens_charged += actual - handle[1]
-        if handle[2]:  # self.counter.settle(handle, actual)
-            self.counter.total += actual - handle[1]
-        handle[1] = actual
-
-
-@register_policy("ratelimit", "tpm_estimate")
-class TpmEstimate(_LocalWindow):
-    """Charge max(max_tokens, prompt characters / 4) and keep it (OpenAI's documented rule)."""
-
-    def _charge(self, ev: dict) -> int:
-        return max(ev["max_tokens"], (ev["prompt_chars"] + 3) // 4)
-
-
-@register_policy("ratelimit", "tpm_post_debit")
-class TpmPostDebit(TpmPanel):
-    """Admit while the counter is below the limit; debit actual tokens after the response
-    (LiteLLM, Envoy). Nothing is charged up front, so the counter lags by a response time."""
-
-    def __init__(self, name: str, params: dict, ctx) -> None:
-        super().__init__(name, params, ctx)
-        self.counter = TokenLog(self.window)  # debits at completion time
-
-    def _admit(self, t: float, ev: dict) -> object | None:
-        rpm = self.rpm
-        if rpm:
-            reqs = self.reqlog
-            reqs.expire(t)
-            if len(reqs.times) >= rpm:
-                self._why = "rpm"
-                return None
-        c = self.counter
-        log = c.log
-        tn = self.now  # ticks(t), converted once per attempt
-        edge = tn - self._window_ticks
-        while log and log[0][0] <= edge:  # c.expire(t)
-            e = log.popleft()
-            c.total -= e[1]
-            e[2] = False
-        if c.total >= self.tpm:
-            self._why = "tpm"
-            return None
-        if rpm:
-            reqs.times.append(tn)
-        return True
-
-    def _complete(self, t: float, handle: object, actual: int) -> None:
-        c = self.counter
-        log = c.log
-        tn = ticks(t)
-        edge = tn - self._window_ticks
-        while log and log[0][0] <= edge:  # c.expire(t)
-            e = log.popleft()
-            c.total -= e[1]
-            e[2] = False
-        log.append([tn, actual, True])  # c.add(t, actual)
-        total = c.total = c.total + actual
-        self.tokens_charged += actual
-        if total > self.peak_counter:
-            self.peak_counter = total
-
-    def _retry_after(self, t: float, ev: dict) -> float | None:
-        wait = self.reqlog.wait(t, self.rpm) if self.rpm else 0.0
-        tok = self.counter.wait(t, self.tpm - 1)
-        return max(wait, tok if tok is not None else 0.0)
-
-    def _counter(self) -> int:
-        return self.counter.total
-
-    def check_invariants(self) -> None:
-        super().check_invariants()
-        self.counter.check_invariants()
-
-
-@register_policy("ratelimit", "tpm_shared")
-class TpmShared(TpmPanel):
-    """``workers`` gateways share one budget (reserve + settle, as ``tpm_reserve``). Each admits
-    against the global counter as of its last sync plus its own charges since; all sync every
-    ``sync`` seconds (0 = always exact). Requests reach the gateways round robin."""
-
-    PARAMS = COMMON | {
-        "workers": Param(int, 4, "gateways sharing the budget"),
-        "sync": Param(float, 1.0, "seconds between syncs with the global counter; 0 = exact"),
-    }
-
-    def __init__(self, name: str, params: dict, ctx) -> None:
-        super().__init__(name, params, ctx)
-        n, s = params["workers"], params["sync"]
-        if n < 1 or s < 0:
-            raise ValueError(f"tpm_shared needs workers >= 1 and sync >= 0, got {n!r}, {s!r}")
-        self.n, self.sync = n, s
-        self.counter = TokenLog(self.window)  # the truth: every gateway's charges
-        self.seen_tokens = [0] * n  # global counter at the last sync
-        self.seen_reqs = [0] * n
-        self.local_tokens = [0] * n  # own charges since the last sync
-        self.local_reqs = [0] * n
-        self.next_worker = 0
-        self.next_sync = s
-        if s > 0:
-            self._push(s, _SYNC, None, None, None)
-
-    def _sync(self, t: float) -> None:
-        c = self.counter
-        c.expire(t)
-        self.reqlog.expire(t)
-        n = self.n
-        self.seen_tokens = [c.total] * n
-        self.seen_reqs = [len(self.reqlog.times)] * n
-        self.local_tokens = [0] * n
-        self.local_reqs = [0] * n
-        self.next_sync = t + self.sync
-        self._push(self.next_sync, _SYNC, None, None, None)
-
-    def _admit(self, t: float, ev: dict) -> object | None:
-        w = self.next_worker
-        self.next_worker = w + 1 if w + 1 < self.n else 0
-        c = self.counter
-        log = c.log
-        tn = self.now  # ticks(t), converted once per attempt
-        edge = tn - self._window_ticks
-        while log and log[0][0] <= edge:  # c.expire(t): the truth's window, for peak_counter
-            e = log.popleft()
-            c.total -= e[1]
-            e[2] = False
-        rpm = self.rpm
-        if rpm:
-            self.reqlog.expire(t)
-        if self.sync == 0:
-            tokens, reqs = c.total, len(self.reqlog.times)
-        else:
-            tokens = self.seen_tokens[w] + self.local_tokens[w]
-            reqs = self.seen_reqs[w] + self.local_reqs[w]
-        cost = ev["prompt_len"] + ev["max_tokens"]
-        tpm = self.tpm
-        if rpm and reqs >= rpm:
-            self._why = "rpm"
-            return None
-        if cost > tpm:
-            self._why = "never"
-            return None
-        if tokens + cost > tpm:
-            self._why = "tpm"
-            return None
-        self.local_tokens[w] += cost
-        self.local_reqs[w] += 1
-        if rpm:
-            self.reqlog.times.append(tn)
-        self.tokens_charged += cost
-        e = [tn, cost, True]  # c.add(t, cost)
-        log.append(e)
-        total = c.total = c.total + cost
-        if total > self.peak_counter:
-            self.peak_counter = total
-        return e
-
-    def _complete(self, t: float, handle: list, actual: int) -> None:
-        self.tokens_charged += actual - handle[1]
-        if handle[2]:  # self.counter.settle(handle, actual)
-            self.counter.total += actual - handle[1]
-        handle[1] = actual
-
-    def _retry_after(self, t: float, ev: dict) -> float | None:
-        if self.sync == 0:
-            room = self.tpm - ev["prompt_len"] - ev["max_tokens"]
-            return self.counter.wait(t, room)
-        return self.next_sync - t  # the gateway learns of freed room at its next sync
-
-    def _counter(self) -> int:
-        return self.counter.total
-
-    def check_invariants(self) -> None:
-        super().check_invariants()
-        self.counter.check_invariants()
-        if self.sync == 0:
-            assert self.counter.total <= self.tpm, "exact sharing admitted above the limit"

@@ -80,6 +80,10 @@ class Replacement:
     def __len__(self) -> int:
         raise NotImplementedError
 
+    def explain(self, d, other=None) -> str:
+        """One sentence on decision ``d`` (``sims.replace.why``), right after it: every policy says its own."""
+        raise NotImplementedError(f"{type(self).__name__} does not explain its decisions")
+
     def _evicted(self, key: Hashable) -> None:
         if self.on_evict is not None:
             self.on_evict(key)

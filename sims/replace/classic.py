@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Hashable
 
+from sims.core.diverge import Decision
+from sims.replace import why
 from sims.replace.base import Replacement
 
 
@@ -61,6 +63,9 @@ class LRU(Replacement):
     def __len__(self) -> int:
         return len(self.od)
 
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        return why.say(self, d, "the least recently used resident key (last used at {last})")
+
 
 class FIFO(Replacement):
     """Which key arrived first? ``od`` holds the resident keys in admission order; hits move nothing."""
@@ -111,6 +116,9 @@ class FIFO(Replacement):
 
     def __len__(self) -> int:
         return len(self.od)
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        return why.say(self, d, "the oldest arrival (admitted at {admitted}; hits since never moved it)")
 
 
 class LFU(Replacement):
@@ -164,6 +172,9 @@ class LFU(Replacement):
 
     def __len__(self) -> int:
         return len(self.freq)
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        return why.say(self, d, "used {uses} times while resident, the fewest (the least recent among equals)")
 
     def check_invariants(self) -> None:
         super().check_invariants()
@@ -265,6 +276,10 @@ class Clock(Replacement):
 
     def __len__(self) -> int:
         return len(self.where)
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        reason = f"the hand reached its slot with the reference bit clear (not used since the hand last passed; hand now at slot {self.hand})"
+        return why.say(self, d, reason + ", last used at {last}")
 
     def check_invariants(self) -> None:
         super().check_invariants()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from heapq import heapify, heappop, heappush
 
+from sims.core.diverge import Decision
+from sims.replace import why
 from sims.replace.base import Replacement, references
 
 
@@ -101,6 +103,14 @@ class OPT(Replacement):
 
     def __len__(self) -> int:
         return len(self.next_use)
+
+    def explain(self, d: Decision, other: Decision | None = None) -> str:
+        if d.action != "evict":
+            return why.say(self, d, "")
+        keys, victim = self.ahead.keys, d.facts.get("victim")
+        nxt = next((i for i in range(self.pos, len(keys)) if keys[i] == victim), None)
+        when = "is never used again" if nxt is None else f"is next used {nxt - self.pos + 1} references from now"
+        return why.say(self, d, f"of the resident keys it is the one used farthest in the future (it {when})")
 
     def check_invariants(self) -> None:
         super().check_invariants()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from bisect import insort
 
-from sims.core.metrics import kth, percentile
+from sims.core.metrics import censored_percentile
 from sims.core.panel import Checkpointed
 from sims.replication.oracle import RegisterOracle
 
@@ -100,29 +100,12 @@ class Books(Checkpointed):
 
     # figures -------------------------------------------------------------------------------
     def latency(self, kind: str, q: float, now: float) -> tuple[float, int]:
-        """The q-quantile over every operation of ``kind``: answered ones by their latency, the
-        pending by their age and the given-up by ``timeout`` (lower bounds, so a figure one of
-        them reaches is flagged censored). Interpolates as ``sims.core.metrics.percentile`` does
-        on the merged list, without building it: answered latencies and ages are below the
-        timeout, so the given-up sit at the top."""
-        done = self.lat[kind]
+        """The q-quantile over every operation of ``kind`` and its censored flag
+        (``sims.core.metrics.censored_percentile``): answered ones count by their latency, the
+        pending by their age and the given-up by ``timeout``, both lower bounds. Answered
+        latencies and ages are below the timeout, so the given-up sort last."""
         ages = sorted(min(now - e[2], self.timeout) for e in self.pending.values() if e[0] == kind)
-        gone = self.failed[kind]
-        if not ages and not gone:
-            return percentile(done, q, is_sorted=True), 0
-        below = len(done) + len(ages)
-        n = below + gone
-        pos = q * (n - 1)
-        lo = int(pos)
-        hi = lo + 1 if lo + 1 < n else lo
-
-        def at(k: int) -> float:
-            return kth(done, ages, k) if k < below else self.timeout
-
-        a, b = at(lo), at(hi)
-        p = a + (b - a) * (pos - lo)
-        least = ages[0] if ages else self.timeout
-        return p, int(least <= p)
+        return censored_percentile(self.lat[kind], ages + [self.timeout] * self.failed[kind], q)
 
     def decided(self, now: float) -> tuple[int, int, int, int]:
         """(answered, decided, answered in a partition, decided in a partition) at ``now``,

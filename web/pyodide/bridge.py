@@ -16,6 +16,8 @@ from typing import Any
 from sims.core import api, presets
 from sims.core.scenario import Scenario
 
+from . import ops_faults
+
 # Ratios of two cumulative counters. The charts can draw each over a moving window of samples
 # (the charts' "recent" view, the default), computed in the front end from these
 # counters' sampled series; so every chart row of such a ratio carries its two counters too.
@@ -74,6 +76,9 @@ class Session:
         panels: list[str] | None = None,
         overrides: dict[str, Any] | None = None,
         actions: list[list] | None = None,
+        *,
+        events: list[dict] | None = None,
+        duration: float | None = None,
     ) -> None:
         base = presets.load(preset)
         if overrides:
@@ -81,14 +86,15 @@ class Session:
         self.base = base
         self.seed = base.seed if seed is None else seed
         chosen = presets.select_panels(base, panels)
-        sample_dt = base.sample_dt or base.duration / 100
-        self.sc = Scenario(chosen, self.seed, sample_dt=sample_dt)
+        sample_dt = base.sample_dt or (duration or base.duration) / 100
+        # ``events``: a stream of the reader's own (a dropped trace, web/pyodide/ops_trace.py)
+        self.sc = Scenario(chosen, self.seed, duration, sample_dt=sample_dt, events=events)
         # checkpoint timing only changes how the stream is chunked, never the results
         start = time.perf_counter()
         self.sc.checkpoint()
         cost = time.perf_counter() - start
         lo, hi = CHECKPOINTS
-        self.sc.tune_checkpoints(base.duration / max(lo, min(hi, int(CHECKPOINT_BUDGET_S / max(cost, 1e-6)))))
+        self.sc.tune_checkpoints(self.sc.duration / max(lo, min(hi, int(CHECKPOINT_BUDGET_S / max(cost, 1e-6)))))
         self.injected: list[list] = []
         for index, t in actions or []:
             self.sc.insert(self._action_event(index, t))
@@ -98,16 +104,22 @@ class Session:
         self.sent = 0  # series rows the client already holds
 
     # -- "break it" ------------------------------------------------------------------------
-    def _action_event(self, index: int, t: float) -> dict:
+    def _action_event(self, index: int | str, t: float) -> dict:
+        """The event of action ``index`` (the preset's numbered actions) or of a drawn fault's
+        key (``"p0.1-2.3.4"``, ``"c2"``: web/pyodide/ops_faults.py) at time ``t``."""
         acts = self.base.actions
-        if not isinstance(index, int) or not 0 <= index < len(acts):
+        if isinstance(index, str):
+            event = ops_faults.event_of(index, self.sc)
+        elif not isinstance(index, int) or not 0 <= index < len(acts):
             raise ValueError(f"action {index!r}: {self.base.name} has {len(acts)} action(s)")
+        else:
+            event = acts[index]["event"]
         t = float(t)
         if not 0.0 <= t <= self.sc.duration:
             raise ValueError(f"action time {t!r} is outside [0, {self.sc.duration:g}]")
-        return dict(acts[index]["event"], t=t)
+        return dict(event, t=t)
 
-    def inject(self, index: int) -> None:
+    def inject(self, index: int | str) -> None:
         """Inject action ``index`` into the running stream at the current virtual time."""
         t = self.sc.t
         self.sc.insert(self._action_event(index, t))
@@ -189,7 +201,8 @@ def _op_seek(a: dict) -> dict:
 
 def _op_inject(a: dict) -> dict:
     s = _session(a)
-    s.inject(int(a["action"]))
+    action = a["action"]
+    s.inject(action if isinstance(action, str) else int(action))
     return {"frame": s.frame(), "actions": s.injected}
 
 

@@ -1,4 +1,5 @@
-"""Build dist/ before serving when it is missing or stale, with a progress bar on the terminal.
+"""Build dist/ before serving when it is missing or stale, with the harness's progress bar on the
+terminal.
 
 Stale means: some source file of the build (``sitebuild.SOURCES``: sims/, presets/, the site build
 with its templates, web/static/, web/pyodide/, or package-lock.json, which pins Pyodide) is newer
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from contention_harness import Progress
 from sitebuild import SOURCES, STAMP  # standard library only at import
 
 
@@ -45,58 +47,6 @@ def stale_reason(dist: Path, root: Path) -> str | None:
     return None
 
 
-class ProgressBar:
-    """A one-line bar on a terminal (``\\r`` redraws), plain start/finish lines elsewhere. Accepts
-    ``update(frac)``, ``update(done, total)`` or ``update(done, total, label)``."""
-
-    def __init__(self, label: str, out: TextIO | None = None, width: int = 30) -> None:
-        self.out = out or sys.stderr
-        self.tty = self.out.isatty()
-        self.label = label
-        self.width = width
-        self.frac: float | None = None
-        self.what = ""
-        self.t0 = time.monotonic()
-        self._lock = threading.Lock()
-        if not self.tty:
-            print(f"{label} ...", file=self.out, flush=True)
-
-    def update(self, *args: object) -> None:
-        nums = [a for a in args if isinstance(a, (int, float)) and not isinstance(a, bool)]
-        words = [str(a) for a in args if isinstance(a, str)]
-        if len(nums) >= 2 and nums[1]:
-            self.frac = max(0.0, min(1.0, nums[0] / nums[1]))
-        elif len(nums) == 1:
-            self.frac = max(0.0, min(1.0, float(nums[0])))
-        if words:
-            self.what = words[0]
-        self.draw()
-
-    __call__ = update
-
-    def draw(self) -> None:
-        if not self.tty:
-            return
-        elapsed = time.monotonic() - self.t0
-        if self.frac is None:  # no fractions from the builder: a bouncing block
-            pos = int(elapsed * 8) % (2 * self.width - 2)
-            pos = pos if pos < self.width else 2 * self.width - 2 - pos
-            bar = "." * pos + "#" + "." * (self.width - pos - 1)
-            pct = "  ...."
-        else:
-            done = int(self.frac * self.width)
-            bar = "#" * done + "." * (self.width - done)
-            pct = f"{self.frac * 100:5.1f}%"
-        with self._lock:
-            self.out.write(f"\r{self.label} [{bar}] {pct} {elapsed:5.1f}s {self.what[:30]:<30}")
-            self.out.flush()
-
-    def close(self, message: str) -> None:
-        if self.tty:
-            self.out.write("\r" + " " * (len(self.label) + self.width + 54) + "\r")
-        print(message, file=self.out, flush=True)
-
-
 def _builder_takes_progress(build: Callable) -> bool:
     try:
         return "progress" in inspect.signature(build).parameters
@@ -105,9 +55,14 @@ def _builder_takes_progress(build: Callable) -> bool:
 
 
 def run_build(dist: Path, build: Callable, out: TextIO | None = None) -> None:
-    """``build(dist[, progress=bar])`` under a progress bar; the bar animates by itself while a
-    builder without a progress argument works. Writes the stamp when the build returns."""
-    bar = ProgressBar(f"building {dist}", out)
+    """``build(dist[, progress=...])`` under the harness's progress bar, whose clock a ticker
+    keeps moving while a step works (plain start and finish lines where ``out`` is no terminal).
+    Writes the stamp when the build returns."""
+    out = out if out is not None else sys.stderr
+    label = f"building {dist}"
+    bar = Progress(label, out=out, delay=0.0)
+    if not bar.enabled:
+        print(f"{label} ...", file=out, flush=True)
     stop = threading.Event()
 
     def tick() -> None:
@@ -118,7 +73,7 @@ def run_build(dist: Path, build: Callable, out: TextIO | None = None) -> None:
     ticker.start()
     try:
         if _builder_takes_progress(build):
-            build(dist, progress=bar)
+            build(dist, progress=lambda what, frac: bar.update(frac, what))  # sitebuild's (label, fraction)
         else:
             build(dist)
     finally:
@@ -126,7 +81,7 @@ def run_build(dist: Path, build: Callable, out: TextIO | None = None) -> None:
         ticker.join()
     dist.mkdir(parents=True, exist_ok=True)
     (dist / STAMP).write_text(f"built {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
-    bar.close(f"built {dist} in {time.monotonic() - bar.t0:.1f} s")
+    bar.close(f"built {dist} in {time.perf_counter() - bar.start:.1f} s")
 
 
 def ensure_built(dist: Path, out: TextIO | None = None) -> str | None:

@@ -31,6 +31,18 @@ test("links round-trip and keep times on the millisecond", () => {
   );
 });
 
+test("a found workload (a JSON table) round-trips through the link", () => {
+  const workload = { kind: "sequence", rate: 3.3333333333333335, keys: [1, 2, 3, 4, 1, 2, 5] };
+  const h = linkHash({ seed: 1, speed: 1, t: 0, panels: [], defaultPanels: [], overrides: { workload, "defaults.size": 3 }, actions: [] });
+  const back = {};
+  for (const [k, v] of new URLSearchParams(h)) if (k.startsWith("o.")) back[k.slice(2)] = v;
+  const attr = Object.entries(back)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(";"); // what play.html puts in the element's overrides attribute
+  assert.deepEqual(parseOverrides(attr), { workload, "defaults.size": 3 });
+  assert.equal(parseOverrides("x=[1,2")["x"], "[1,2"); // not JSON: kept as text
+});
+
 test("panel colours never repeat, at any count, light and dark", () => {
   for (const dark of [false, true])
     for (let n = 1; n <= 40; n++) {

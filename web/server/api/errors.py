@@ -27,10 +27,6 @@ class ApiError(Exception):
         return JSONResponse(body, status_code=self.status, headers=self.headers)
 
 
-def error_response(status: int, error: str, field: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return ApiError(status, error, field, headers=headers).response()
-
-
 class StreamAborted(Exception):
     """A streamed answer that cannot be finished (its worker died, or the server is stopping):
     the connection is closed without the final chunk, so the client sees a truncated download

@@ -9,6 +9,8 @@ worker imports; a job's ValueError comes back as JobRejected (bad input), anythi
 JobFailed. A job that is a generator streams: each item goes to the parent, which asks for the
 next one only when it has passed the last one on, so neither side holds more than one item.
 
+The worker's side of the pipe, and the messages on it, are in ``worker.py``.
+
 Dead workers: the pool watches each worker's process sentinel, so a worker that dies while idle
 is replaced at once and never handed a job; one that dies during a job is WorkerDied. Each
 worker watches its parent's sentinel in turn and exits when the parent is gone, even mid-job.
@@ -18,21 +20,18 @@ worker watches its parent's sentinel in turn and exits when the parent is gone, 
 from __future__ import annotations
 
 import asyncio
-import importlib
-import inspect
 import logging
 import math
 import multiprocessing
-import multiprocessing.connection
 import os
-import signal
-import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
+
+from web.server.api.worker import worker_main
 
 log = logging.getLogger("contention.server")
 STARTUP_TIMEOUT = 120.0  # seconds for a worker's imports and warm-up (torch in the GPU worker)
@@ -69,83 +68,6 @@ class WorkerDied(JobFailed):
 
 class Stopping(Exception):
     """The pool is shutting down: the job was ended before it finished."""
-
-
-def _exit_with_parent() -> None:
-    """In a worker: exit as soon as the parent process is gone (its sentinel, a pipe end that
-    the parent holds, turns readable when the parent dies), even in the middle of a job."""
-    parent = multiprocessing.parent_process()
-    if parent is None:
-        return
-
-    def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os._exit(1)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
-def _worker_main(conn: Connection, module: str, warm: str | None, nice: int, label: str) -> None:
-    """The worker loop: receive (function name, kwargs), send back a tagged result."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the parent decides
-    try:  # the name `ps` and `top` show (Linux), e.g. run-worker
-        with open("/proc/self/comm", "w") as comm:
-            comm.write(label[:15])
-    except OSError:
-        pass
-    _exit_with_parent()
-    if nice:
-        try:
-            os.nice(nice)
-        except OSError:
-            pass
-    mod = importlib.import_module(module)
-    if warm:
-        getattr(mod, warm)()
-    try:
-        conn.send(("ready", os.getpid()))
-    except OSError:
-        return  # stopped while starting
-    while True:
-        try:
-            name, kwargs = conn.recv()
-        except (EOFError, OSError):
-            return  # the parent closed the pipe or died
-        try:
-            result = getattr(mod, name)(**kwargs)
-            if inspect.isgenerator(result):
-                reply = _stream(conn, result)
-            else:
-                reply = ("ok", result)
-        except _ParentGone:
-            return
-        except ValueError as exc:
-            reply = ("rejected", str(exc), getattr(exc, "limit", None), getattr(exc, "field", None))
-        except Exception as exc:  # a bug in a simulation: reported, the worker lives on
-            reply = ("failed", f"{type(exc).__name__}: {exc}")
-        try:
-            conn.send(reply)
-        except (BrokenPipeError, OSError):
-            return
-
-
-class _ParentGone(Exception):
-    """In a worker: the pipe to the parent broke in the middle of a stream."""
-
-
-def _stream(conn: Connection, items: Iterator) -> tuple:
-    """Send ``items`` one at a time, each only after the parent asked for more; ``("end",)`` or
-    ``("stopped",)`` when the parent asked to stop."""
-    for item in items:
-        try:
-            conn.send(("item", item))
-            more = conn.recv() == "more"
-        except (EOFError, OSError):
-            raise _ParentGone from None
-        if not more:
-            items.close()
-            return ("stopped",)
-    return ("end",)
 
 
 @dataclass(slots=True, eq=False)
@@ -194,7 +116,7 @@ class WorkerPool:
     def _spawn(self) -> _Worker:
         parent, child = self._ctx.Pipe(duplex=True)
         proc = self._ctx.Process(
-            target=_worker_main, args=(child, self.module, self.warm, self.nice, self.label), daemon=True
+            target=worker_main, args=(child, self.module, self.warm, self.nice, self.label), daemon=True
         )
         proc.start()
         child.close()

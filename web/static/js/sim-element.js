@@ -5,6 +5,7 @@
 // frames and the handover), sim-ui.js (the DOM), driver.js (the clock), charts.js (the charts).
 import { sharedWorker } from "./worker-client.js";
 import { Channel, Clock, MAX_LEAD, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
+import { actionLabel } from "./faults.js";
 import { ceilTime, parseActions, parseOverrides, parsePanels } from "./link.js";
 import { claimOf, loadMeta } from "./meta.js";
 import { Poster, frameDiffs } from "./poster.js";
@@ -103,7 +104,7 @@ export class ContentionSim extends HTMLElement {
     this._changed();
   }
   /**
-   * Inject action `index` ("break it") at the current time, rounded up to the link's millisecond
+   * Inject action `index` ("break it"; or a drawn fault's key, faults.js) at the current time, rounded up to the link's millisecond
    * so a copied link replays it exactly. When paused, the run moves on a little so the effect shows.
    */
   async inject(index) {
@@ -112,7 +113,7 @@ export class ContentionSim extends HTMLElement {
     if (at > this.t) await this.channel.request("advance", { t: at });
     const r = await this.channel.request("inject", { action: index });
     this.actions = r.actions;
-    this.charts.mark?.(at, this.meta.actions?.[index]?.label || "action");
+    this.charts.mark?.(at, actionLabel(this.meta, index));
     if (!this.clock.playing) {
       const ahead = Math.min(this.meta.duration, at + Math.max(1, this.meta.duration / 30));
       this.clock.set(ahead);
@@ -309,7 +310,8 @@ export class ContentionSim extends HTMLElement {
     this._syncState();
     try {
       const edited = new Set(this.edits.map((e) => e.name));
-      const r = await this.worker.request("create", {
+      // createOp/createArgs: a page feature's own way to build the run (tracedrop.js: a dropped trace)
+      const r = await this.worker.request(this.createOp || "create", {
         id: this.simId,
         preset: m.name,
         seed: this.seed,
@@ -317,8 +319,10 @@ export class ContentionSim extends HTMLElement {
         overrides: this.overrides,
         actions: this.actions,
         t,
+        ...this.createArgs,
       });
       this.info = r.info;
+      if (r.info.duration !== this.meta.duration) this._adoptDuration(r.info.duration);
       this.editErrors = {};
       if (this.edits.length) {
         // the edited panels join at t, replayed from 0 in the worker (web/pyodide/ops_editor.py)
@@ -404,7 +408,7 @@ export class ContentionSim extends HTMLElement {
     if (!this.charts.mark) return;
     this.charts.clearMarks?.();
     for (const ev of this.meta.events || []) this.charts.mark(ev.t, ev.label || ev.kind.replaceAll("_", " "));
-    for (const [i, t] of this.actions) this.charts.mark(t, this.meta.actions?.[i]?.label || "action");
+    for (const [i, t] of this.actions) this.charts.mark(t, actionLabel(this.meta, i));
   }
 
   _onResult(op, result) {
@@ -492,6 +496,13 @@ export class ContentionSim extends HTMLElement {
     );
     this._ro = new ResizeObserver(() => this._scheduleRender(true));
     for (const p of Object.values(this.ui.panels)) this._ro.observe(p.canvas.parentElement);
+  }
+
+  /** A run of another length than the preset's (a dropped trace): the clock, the time slider and the charts follow. */
+  _adoptDuration(d) {
+    this.meta = { ...this.meta, duration: d };
+    this.clock.duration = d;
+    this._rebuildUI();
   }
 
   /** Rebuild the DOM (a new choice of panels); the speed and the status line stay. */

@@ -2,13 +2,15 @@
 // render.js's loadTopic("consensus") when a preset of the topic is shown.
 import { registerRenderer, fmt } from "../render.js";
 import { PAD, text } from "../draw.js";
+import { nodeTargets } from "../faults.js";
 
 // A term's colour: one palette entry per term, so entries and nodes of one term match.
 const termColour = (term, theme) => theme.palette[term % theme.palette.length];
 
 // consensus: the servers on a circle (role, term, vote; crossed out when crashed), messages in
 // flight as dots on their arrow, the partition as a dashed line between the sides, and below,
-// each server's log side by side with its commit index marked.
+// each server's log side by side with its commit index marked. The reader draws faults on the
+// servers (faults.js: drag a line to partition, click to crash or restart).
 registerRenderer("consensus", (ctx, v, box, theme) => {
   const nodes = v.nodes || [];
   const n = nodes.length;
@@ -88,6 +90,12 @@ registerRenderer("consensus", (ctx, v, box, theme) => {
     const role = nd.up ? nd.role : "crashed";
     text(ctx, `${role} t${nd.term} v${vote}`, x, y + rad + 12, nd.up ? theme.muted : theme.bad, "center");
   });
+  nodeTargets(
+    ctx,
+    nodes.map((nd, i) => ({ id: nd.id, up: nd.up, x: pos[i][0], y: pos[i][1] })),
+    rad,
+    theme,
+  );
   // the logs: one row per server, newest entries on the right; committed entries solid
   const top = 14 + ringH + 10;
   const rowH = Math.max(10, Math.min(22, (box.h - top - 6) / n));

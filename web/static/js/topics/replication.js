@@ -2,6 +2,7 @@
 // render.js's loadTopic("replication") when a preset of the topic is shown.
 import { registerRenderer } from "../render.js";
 import { PAD, text } from "../draw.js";
+import { nodeTargets } from "../faults.js";
 
 // Where node i of n sits: on a circle, node 0 at the top, clockwise.
 function place(i, n, box, top) {
@@ -124,4 +125,10 @@ registerRenderer("replication", (ctx, v, box, theme) => {
     const vals = (nd.values || []).map(([key, wid, ver]) => `k${key}=${wid}${typeof ver === "number" ? `@${ver}` : ""}`).join(" ");
     if (vals) text(ctx, vals, x, below + 12, theme.muted, "center");
   });
+  nodeTargets(
+    ctx,
+    nodes.map((nd, i) => ({ id: nd.id, up: nd.up, ...pos[i] })),
+    r,
+    theme,
+  );
 });

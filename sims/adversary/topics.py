@@ -1,0 +1,129 @@
+"""What a search varies in each topic it supports, and how a candidate becomes a stream.
+
+A candidate (a "genome") is a list of integers: page numbers or cache keys (paging, cache), a
+set of distinct keys (hashing), or arrival times in milliseconds, sorted (ratelimit). Each topic
+spec turns it into exactly the events its preset workload generates (``sequence`` for keys,
+``arrival_times`` for times) and into that ``[workload]`` table, so a written preset replays the
+candidate bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sims.core import registry
+
+__all__ = ["SPECS", "Layout", "TopicSpec", "spec_of"]
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    topic: str
+    size_param: str  # the panel parameter that --size (k) sets
+    genome: str  # "keys" (a reference string), "set" (distinct keys) or "times" (sorted ms)
+    rate: float = 1.0  # references per second for key genomes
+    # build each panel once and copy it per candidate (its constructor is costly: a ring of
+    # 1,000 SHA-256 points); only for panels that never read their context's stream
+    copy_panels: bool = False
+
+    def layout(self, k: int, length: int, keys: int | None, duration: float | None = None) -> Layout:
+        """How candidates of this search become streams. ``duration``: fit every candidate into
+        a preset's run of that length (the browser keeps the page's duration), else the run lasts
+        until the last event."""
+        rate = self.rate
+        span = max(2, -(-length // k))  # ratelimit: seconds over which arrivals come at the limit on average
+        if duration is not None:
+            rate = length / duration  # the length-th reference lands at or before the duration
+            while length * (1.0 / rate) > duration:
+                rate = math.nextafter(rate, math.inf)
+            span = duration
+        if self.genome == "times":
+            universe = int(1000 * span)
+        elif keys is not None:
+            universe = keys
+        elif self.genome == "set":
+            universe = 1_000_000
+        else:  # k+3 pages: FIFO's anomaly needs at least k+2 distinct pages and is easy to find with k+3
+            universe = k + 3 if self.topic == "paging" else 2 * k
+        return Layout(self.genome, rate, universe, duration)
+
+    def size_of(self, params: dict) -> int | None:
+        """The size (k) of a panel with these resolved parameters."""
+        if self.topic == "ratelimit":
+            v = params.get("limit", params.get("burst"))
+        else:
+            v = params.get(self.size_param)
+        return int(v) if isinstance(v, (int, float)) and v == int(v) else None
+
+    def panel_params(self, policy: str, size: int) -> dict:
+        """The raw panel parameters of ``policy`` at size ``size`` (before the topic's defaults)."""
+        cls = registry.get_policy(self.topic, policy)
+        if self.topic != "ratelimit":
+            return {self.size_param: size}
+        params = getattr(cls, "PARAMS", None)
+        if not isinstance(cls, type) or params is None or not any(p in params for p in ("limit", "burst")):
+            raise ValueError(f"ratelimit policy {policy!r} limits tokens, not requests; search cannot vary it")
+        out: dict = {}
+        for name, spec in params.items():
+            if name in ("limit", "burst", "rate"):
+                out[name] = spec.type(size)
+        return out
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Candidates as streams: keys at ``rate`` per second from t = 1/rate, or arrival times in
+    milliseconds 1..``universe``; ``duration`` fixed (a preset's) or up to the last event."""
+
+    genome: str
+    rate: float
+    universe: int  # keys 0..universe-1, or milliseconds 1..universe
+    duration: float | None = None
+
+    def workload(self, genome: list[int]) -> dict:
+        """The preset's ``[workload]`` table for a candidate."""
+        if self.genome == "times":
+            return {"kind": "arrival_times", "times": [ms / 1000 for ms in genome]}
+        return {"kind": "sequence", "rate": self.rate, "keys": list(genome)}
+
+    def events(self, genome: list[int]) -> list[dict]:
+        """The stream the workload above generates: the same dicts, the same float times."""
+        if self.genome == "times":
+            return [{"t": ms / 1000, "kind": "request", "id": i} for i, ms in enumerate(genome)]
+        dt = 1.0 / self.rate
+        return [{"t": i * dt, "kind": "ref", "key": key} for i, key in enumerate(genome, 1)]
+
+    def genome_of(self, events: list[dict], length: int) -> list[int]:
+        """A candidate from a stream (a preset's own generator): its first ``length`` references
+        (integer keys) or arrivals (times in whole milliseconds, 1..universe)."""
+        if self.genome == "times":
+            times = [ev["t"] for ev in events if ev["kind"] == "request"][:length]
+            return [min(self.universe, max(1, round(t * 1000))) for t in times]
+        keys = [ev["key"] for ev in events if ev["kind"] == "ref" and isinstance(ev.get("key"), int)][:length]
+        if self.genome == "set":
+            keys = list(dict.fromkeys(keys))
+        return keys
+
+    def run_length(self, genome: list[int]) -> float:
+        """The run's duration: the fixed one, else up to the last event (at least 1 s)."""
+        if self.duration is not None:
+            return self.duration
+        if not genome:
+            return 1.0
+        last = genome[-1] / 1000 if self.genome == "times" else len(genome) * (1.0 / self.rate)
+        return max(1.0, float(last))
+
+
+SPECS = {
+    "paging": TopicSpec("paging", "frames", "keys"),
+    "cache": TopicSpec("cache", "size", "keys"),
+    "hashing": TopicSpec("hashing", "nodes", "set", rate=1000.0, copy_panels=True),
+    "ratelimit": TopicSpec("ratelimit", "limit", "times"),
+}
+
+
+def spec_of(topic: str) -> TopicSpec:
+    if topic not in SPECS:
+        raise ValueError(f"unknown topic {topic!r} for search; valid: {', '.join(sorted(SPECS))}")
+    return SPECS[topic]

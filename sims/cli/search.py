@@ -1,0 +1,191 @@
+"""``contention search``: the workload that most separates two policies (sims/adversary)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+from pathlib import Path
+
+from sims.adversary import SPECS, Problem, Search
+from sims.adversary.local import MAX_BUDGET
+from sims.adversary.writer import preset_text
+from sims.cli import args as arg
+from sims.cli.args import UsageError
+from sims.cli.output import harness, interactive
+from sims.core import registry
+from sims.core.limits import show
+
+MAX_LENGTH = 100_000  # references (or arrivals) in a candidate
+CHUNK = 200  # evaluations between progress updates
+
+# with --policies a,b and no --objective: b's advantage over a, in each topic's headline metric
+DEFAULT_OBJECTIVE = {
+    "paging": "faults({a}) - faults({b})",
+    "cache": "hits({b}) - hits({a})",
+    "hashing": "max_load_ratio({a}) - max_load_ratio({b})",
+    "ratelimit": "max_in_any_window({a}) - max_in_any_window({b})",
+}
+
+
+def _bounded(top: int):
+    """A converter: an integer in [1, top]."""
+    positive = arg.positive(int)
+
+    def convert(text: str) -> int:
+        value = positive(text)
+        if value > top:
+            raise argparse.ArgumentTypeError(f"expected at most {top}, got {show(text)}")
+        return value
+
+    convert.__name__ = "integer"
+    return convert
+
+
+def _command(args: argparse.Namespace, objective: str) -> str:
+    """The command line that reproduces this search."""
+    words = ["contention", "search", args.topic]
+    if args.policies:
+        words += ["--policies", args.policies]
+    words += ["--objective", objective, "--size", str(args.size), "--length", str(args.length)]
+    words += ["--budget", str(args.budget), "--seed", str(args.seed)]
+    if args.keys is not None:
+        words += ["--keys", str(args.keys)]
+    if args.start is not None:
+        words += ["--from", args.start]
+    return shlex.join(words)
+
+
+def _policies(text: str | None, topic: str) -> list[str]:
+    if text is None:
+        return []
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    if not names or len(set(names)) != len(names):
+        raise UsageError(f"--policies: expected distinct comma-separated policy names, got {show(text, 80)}")
+    for n in names:
+        registry.get_policy(topic, n)  # ValueError listing the valid ones
+    return names
+
+
+def _number(x: float) -> float | int:
+    return int(x) if math.isfinite(x) and x == int(x) else x
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    if args.topic not in SPECS:
+        raise UsageError(f"search: unknown topic {show(args.topic)}; valid: {', '.join(sorted(SPECS))}")
+    policies = _policies(args.policies, args.topic)
+    objective = args.objective
+    if objective is None:
+        if len(policies) < 2:
+            raise UsageError("search: give --objective, or --policies a,b to compare b against a")
+        objective = DEFAULT_OBJECTIVE[args.topic].format(a=policies[0], b=policies[1])
+    if args.out is not None and not args.out.endswith(".toml"):
+        raise UsageError(f"--out: expected a file name ending in .toml, got {show(args.out, 120)}")
+    if args.out is not None and not Path(args.out).parent.is_dir():
+        raise UsageError(f"--out: cannot write {show(args.out, 120)}: its folder does not exist")
+    problem = Problem(args.topic, objective, args.size, args.length, extra=policies, keys=args.keys, seed=args.seed)
+    start = None
+    if args.start is not None:
+        from sims.core import presets, stream
+
+        source = presets.load(args.start)
+        if source.topic != args.topic:
+            raise UsageError(f"--from: {source.name} is a {source.topic} preset, not {args.topic}")
+        start = problem.layout.genome_of(stream.build(source, source.seed, source.duration), args.length)
+        if not start:
+            raise UsageError(f"--from: {source.name}'s stream has no references a {args.topic} search can vary")
+    search = Search(problem, args.seed, args.budget, start=start)
+    timer = harness() if interactive() and not args.json else None
+    bar = timer.Progress(f"search {args.topic}") if timer is not None else None
+    while not search.done:
+        search.run(CHUNK)
+        if bar is not None:
+            bar.update(search.evals / search.budget, f"best {search.best_score:g} at {search.best_at}")
+    if bar is not None:
+        bar.close()
+    best = search.best
+    metrics = problem.metrics(best)
+    command = _command(args, problem.objective.text)
+    if args.out is not None:
+        text = preset_text(problem, best, Path(args.out).stem, search.best_score, command)
+        Path(args.out).write_text(text, encoding="utf-8")
+    result = {
+        "topic": args.topic,
+        "objective": problem.objective.text,
+        "size": args.size,
+        "length": args.length,
+        "seed": args.seed,
+        "budget": args.budget,
+        **search.state(),
+        "best_score": _number(search.best_score) if math.isfinite(search.best_score) else None,
+        "workload": problem.layout.workload(best),
+        "panels": metrics,
+        "out": args.out,
+    }
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{problem.objective.text} = {search.best_score:g}  (k = {args.size}, seed {args.seed})")
+    print(f"found at evaluation {search.best_at} of {search.evals}, {search.restarts} restarts")
+    for name, m in metrics.items():
+        print(
+            f"  {name}: "
+            + ", ".join(f"{k} {m[k]:g}" for k in sorted({t.metric for t in problem.objective.terms} & set(m)) or m)
+        )
+    wl = problem.layout.workload(best)
+    seq = wl.get("keys", wl.get("times"))
+    print(f"workload ({len(seq)}): {' '.join(map(str, seq[:60]))}{' ...' if len(seq) > 60 else ''}")
+    if args.out is not None:
+        print(f"wrote {args.out}: contention run {shlex.quote(args.out)}")
+    return 0
+
+
+def add(sub) -> None:
+    s = sub.add_parser(
+        "search",
+        help="search for the workload that maximizes an objective over policies (e.g. Belady's anomaly)",
+        description="Seeded local search over workloads: maximize an OBJECTIVE, arithmetic (+ - * / and "
+        "parentheses) over terms METRIC(policy[, size]), numbers and k (= --size). Example: contention search "
+        'paging --objective "faults(fifo, k+1) - faults(fifo, k)" --size 3 --length 40 --budget 20000',
+    )
+    s.add_argument("topic", help=f"one of: {', '.join(sorted(SPECS))}")
+    s.add_argument(
+        "--policies",
+        help="comma-separated policies shown as extra panels (a,b: the default objective compares b with a)",
+    )
+    s.add_argument("--objective", help='what to maximize, e.g. "hits(b) - hits(a)"; a term without a size is at size k')
+    s.add_argument(
+        "--size",
+        type=arg.positive(int),
+        default=4,
+        help="k: frames (paging), objects (cache), nodes (hashing), requests per 1 s window (ratelimit); default 4",
+    )
+    s.add_argument(
+        "--length",
+        type=_bounded(MAX_LENGTH),
+        default=40,
+        help="most references (arrivals, keys) in a workload; default 40",
+    )
+    s.add_argument(
+        "--budget",
+        type=_bounded(MAX_BUDGET),
+        default=2000,
+        help="evaluations (candidate workloads scored); default 2000",
+    )
+    s.add_argument("--seed", type=arg.seed, default=1, help="search seed (also the written preset's seed); default 1")
+    s.add_argument(
+        "--keys",
+        type=arg.positive(int),
+        help="distinct keys a workload draws from (default: k+3 pages, 2k cache keys, 10^6 hashing keys)",
+    )
+    s.add_argument(
+        "--from",
+        dest="start",
+        metavar="PRESET",
+        help="start from the first --length references (arrivals) of a preset's own stream (default: a random workload)",
+    )
+    s.add_argument("--out", metavar="F.toml", type=arg.path, help="write the best workload as a preset file")
+    s.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    s.set_defaults(fn=cmd_search)

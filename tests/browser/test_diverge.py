@@ -1,0 +1,42 @@
+"""Divergence on a preset page (issue 20): pick two panels, jump to their first divergence, read
+both reasons, step to the next one. The page must agree with sims.core.diverge in CPython."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import sim_eval, wait_live
+
+from sims.core.diverge import Diverge
+
+pytestmark = pytest.mark.browser
+
+
+def test_cache_scan_lru_arc_jump_explain_and_next(page, server):
+    page.goto(f"{server}play/cache-scan/")
+    wait_live(page)
+    host = page.locator("[data-diverge]")
+    host.locator("[data-diverge-panel='0']").select_option("lru")
+    host.locator("[data-diverge-panel='1']").select_option("arc")
+    expect = Diverge("cache-scan", "lru", "arc").take(2)
+
+    host.locator("[data-diverge-jump]").click()
+    page.wait_for_function("() => document.querySelector('[data-diverge]').dataset.divergences === '1'", timeout=60_000)
+    first = expect[0]
+    assert host.locator("[data-diverge-reason='a']").inner_text() == first.reason_a
+    assert host.locator("[data-diverge-reason='b']").inner_text() == first.reason_b
+    assert first.reason_a.startswith("LRU evicted") and "ARC evicted" in first.reason_b
+    assert abs(sim_eval(page, "return sim.t;") - first.t) < 1e-9  # the simulation moved to it
+    assert sim_eval(page, "return sim.dataset.state;") == "paused"
+    assert f"#{first.index}" in host.locator("[data-diverge-count]").inner_text()
+
+    host.locator("[data-diverge-next]").click()
+    page.wait_for_function("() => document.querySelector('[data-diverge]').dataset.divergences === '2'", timeout=60_000)
+    second = expect[1]
+    assert host.locator("[data-diverge-reason='b']").inner_text() == second.reason_b
+    assert abs(sim_eval(page, "return sim.t;") - second.t) < 1e-9
+    assert "Divergence 2 so far" in host.locator("[data-diverge-count]").inner_text()
+
+    host.locator("[data-diverge-panel='1']").select_option("lru")  # the same panel twice: refused
+    host.locator("[data-diverge-jump]").click()
+    assert host.locator("[data-diverge-count]").inner_text() == "Pick two different panels."
+    assert not page.errors

@@ -1,0 +1,60 @@
+"""The page's adversary search in chromium (docs/search.md): on paging-belady, "Find a workload
+that breaks this" finds a Bélády anomaly from a random start in the worker, loads it into the
+page (and its URL), and the panels then show FIFO with 4 frames faulting more than with 3;
+the copied link reproduces it."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from conftest import screenshot, sim_eval, wait_live
+
+from web.pyodide import bridge
+
+pytestmark = pytest.mark.browser
+
+
+def _faults_at_end(page) -> dict:
+    snap = sim_eval(page, "await sim.seek(sim.meta.duration); return await sim.snapshot();")
+    return {name: m["faults"] for name, m in snap["panels"].items()}
+
+
+def test_the_button_finds_a_belady_anomaly_and_loads_it(page, server):
+    page.goto(f"{server}play/paging-belady/")
+    wait_live(page)
+    go = page.locator("[data-search-go]")
+    go.wait_for(timeout=60_000)
+    assert page.locator(".cs-search-objective").input_value() == "faults(fifo, k+1) - faults(fifo, k)"
+    go.click()
+    page.wait_for_function(
+        "() => ['found', 'none', 'error'].includes(document.querySelector('[data-search]').dataset.searchState)",
+        timeout=240_000,
+    )
+    slot = page.locator("[data-search]")
+    assert slot.get_attribute("data-search-state") == "found", slot.inner_text()
+    wait_live(page)
+    faults = _faults_at_end(page)
+    assert faults["fifo-4"] > faults["fifo-3"], faults  # more frames, more faults
+    screenshot(page, "search-belady")
+
+    # the URL carries the found workload; the same search in CPython finds the same one
+    page.wait_for_function("() => location.hash.includes('o.workload=')")
+    frag = parse_qs(urlparse(page.url).fragment)
+    workload = json.loads(frag["o.workload"][0])
+    assert workload["kind"] == "sequence" and len(workload["keys"]) <= 40
+    expected = json.loads(bridge.call("search_start", json.dumps({"id": "py", "preset": "paging-belady"})))
+    assert expected["ok"]
+    bridge.call("search_run", json.dumps({"id": "py", "n": 20_000}))
+    result = json.loads(bridge.call("search_result", json.dumps({"id": "py"})))["result"]
+    assert result["overrides"]["workload"] == workload
+
+    # a fresh page from the link shows the same anomaly
+    link = page.url
+    other = page.context.new_page()
+    other.goto(link)
+    wait_live(other)
+    assert _faults_at_end(other) == faults
+    other.close()
+    assert not page.errors, page.errors

@@ -1,0 +1,151 @@
+"""Worker operations for "Find a workload that breaks this" (docs/search.md): an adversary search
+over a preset page's own panels, run in chunks so the page can draw progress between them.
+
+``search_info`` says whether the page's preset can be searched and what the search starts with;
+``search_start`` builds it; ``search_run`` spends N more evaluations and returns the progress;
+``search_result`` gives the best workload as the ``overrides`` the bridge's ``create`` takes
+(``{"workload": {...}}``, which replaces the preset's generator, and ``controls`` without the
+sliders of that generator where it had some: the page's duration and panels stay, so the page
+plays it with no other change); ``search_drop`` forgets it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sims.adversary import SPECS, Problem, Search
+from sims.core import presets
+
+MAX_BUDGET = 50_000  # evaluations one page search may spend
+MAX_LENGTH = 2_000  # references (arrivals) a found workload may hold: it travels in the URL
+# a short search per topic when the preset says nothing: (length, budget) from k
+_SHORT = {
+    "paging": lambda k: (40, 20_000),
+    "cache": lambda k: (min(1_200, 6 * k), min(1_000, 300_000 // min(1_200, 6 * k))),
+    "hashing": lambda k: (50, 300),
+    "ratelimit": lambda k: (min(MAX_LENGTH, 4 * k), 2_000),
+}
+
+_SEARCHES: dict[str, tuple[Search, Any]] = {}  # id -> (search, the preset it runs over)
+
+
+def _base(preset_name: str, overrides: dict | None):
+    """The page's preset with its current overrides, except those of the workload it replaces."""
+    p = presets.load(preset_name)
+    keep = {k: v for k, v in (overrides or {}).items() if k != "workload" and not k.startswith("workload.")}
+    return p.with_overrides(keep) if keep else p
+
+
+def defaults(preset) -> dict:
+    """What the page's search starts with: the preset's ``[site.search]`` (objective, size,
+    length, budget), else the reverse of its claim (the claim says panel A beats panel B: find
+    a workload on which B beats A by the most)."""
+    if preset.topic not in SPECS:
+        raise ValueError(f"search covers {', '.join(sorted(SPECS))}, not {preset.topic}")
+    spec = SPECS[preset.topic]
+    own = preset.site.get("search") or {}
+    objective, size = own.get("objective"), own.get("size")
+    if objective is None:
+        claim = preset.site.get("claim") or {}
+        names = claim.get("panels") or []
+        by_name = {p.name: p for p in preset.panels}
+        if len(names) < 2 or not all(n in by_name for n in names[:2]):
+            raise ValueError(f"{preset.name} states no claim between two panels: write an objective")
+        a, b = by_name[names[0]], by_name[names[1]]
+        sa, sb = spec.size_of(a.params), spec.size_of(b.params)
+        if sa is None or sb is None:
+            raise ValueError(f"{preset.name}: its claim's panels have no size to search over")
+        if (a.policy, sa) == (b.policy, sb):
+            raise ValueError(
+                f"{preset.name}: its claim's panels differ in more than policy and size: write an objective"
+            )
+        m = claim.get("metric")
+        better, worse = (f"{m}({b.policy}, {sb})", f"{m}({a.policy}, {sa})")
+        objective = f"{better} - {worse}" if claim.get("higher_is_better", True) else f"{worse} - {better}"
+        size = sa
+    if size is None:
+        size = next((s for s in (spec.size_of(p.params) for p in preset.panels) if s is not None), 4)
+    length, budget = _SHORT[preset.topic](int(size))
+    return {
+        "objective": objective,
+        "size": int(size),
+        "length": min(MAX_LENGTH, int(own.get("length", length))),
+        "budget": min(MAX_BUDGET, int(own.get("budget", budget))),
+    }
+
+
+def _op_search_info(a: dict) -> dict:
+    try:
+        return {"supported": True, **defaults(_base(a["preset"], a.get("overrides")))}
+    except ValueError as exc:
+        return {"supported": False, "reason": str(exc)}
+
+
+def _int(a: dict, key: str, default: int, top: int) -> int:
+    v = a.get(key, default)
+    if v is None:
+        v = default
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or not 1 <= v <= top:
+        raise ValueError(f"{key}: expected an integer in [1, {top}], got {v!r}")
+    return int(v)
+
+
+def _op_search_start(a: dict) -> dict:
+    preset = _base(a["preset"], a.get("overrides"))
+    start = defaults(preset)
+    seed = a.get("seed", preset.seed)
+    problem = Problem(
+        preset.topic,
+        a.get("objective") or start["objective"],
+        _int(a, "size", start["size"], 1_000_000),
+        _int(a, "length", start["length"], MAX_LENGTH),
+        seed=preset.seed if seed is None else int(seed),
+        preset=preset,
+    )
+    search = Search(problem, _int(a, "search_seed", 1, 2**53 - 1), _int(a, "budget", start["budget"], MAX_BUDGET))
+    _SEARCHES[a["id"]] = (search, preset)
+    return {"objective": problem.objective.text, "size": problem.size, **search.state()}
+
+
+def _search(a: dict) -> Search:
+    try:
+        return _SEARCHES[a["id"]][0]
+    except KeyError:
+        raise ValueError(f"no search {a.get('id')!r}: start it first") from None
+
+
+def _op_search_run(a: dict) -> dict:
+    s = _search(a)
+    s.run(_int(a, "n", 200, MAX_BUDGET))
+    return s.state()
+
+
+def _op_search_result(a: dict) -> dict:
+    s = _search(a)
+    p = s.problem
+    metrics = p.metrics(s.best)
+    overrides: dict[str, Any] = {"workload": p.layout.workload(s.best)}
+    preset = _SEARCHES[a["id"]][1]
+    controls = [dict(c) for c in preset.controls]
+    if any(c["target"].startswith("workload.") for c in controls):  # sliders of the replaced generator go
+        overrides["controls"] = [c for c in controls if not c["target"].startswith("workload.")]
+    return {
+        **s.state(),
+        "objective": p.objective.text,
+        "overrides": overrides,
+        "panels": {plan.name: metrics[plan.name] for plan in p.panels},
+    }
+
+
+def _op_search_drop(a: dict) -> dict:
+    _SEARCHES.pop(a.get("id"), None)
+    return {}
+
+
+OPS = {
+    "search_info": _op_search_info,
+    "search_start": _op_search_start,
+    "search_run": _op_search_run,
+    "search_result": _op_search_result,
+    "search_drop": _op_search_drop,
+}

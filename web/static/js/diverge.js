@@ -1,0 +1,105 @@
+// "Jump to divergence" on a preset page (issue 20): pick two panels; the worker replays them in
+// recording mode (web/pyodide/ops_diverge.py) to the first event where their decisions differ, the
+// simulation seeks there, and each policy's one-sentence reason shows side by side. "Next
+// divergence" goes on from there; the count is the divergences found so far.
+import { el } from "./sim-ui.js";
+
+const sim = document.querySelector("contention-sim");
+const host = document.querySelector("[data-diverge]");
+
+/** Resolves once the element has its meta and is past loading. */
+function whenMeta() {
+  return new Promise((resolve) => {
+    const ok = () => sim.meta && sim.state !== "loading" && sim.state !== "error";
+    if (ok()) return resolve();
+    const wait = () => {
+      if (!ok()) return;
+      sim.removeEventListener("cs-state", wait);
+      resolve();
+    };
+    sim.addEventListener("cs-state", wait);
+  });
+}
+
+function side(label) {
+  const title = el("h3", { class: "diverge-title", text: label });
+  const reason = el("p", { class: "diverge-reason", "data-diverge-reason": label });
+  return { box: el("div", { class: "diverge-side" }, title, reason), title, reason };
+}
+
+function build() {
+  const names = sim.meta.panels.map((p) => p.name);
+  if (names.length < 2) return;
+  const select = (i) =>
+    el(
+      "select",
+      { "aria-label": `Panel ${i + 1} to compare`, "data-diverge-panel": String(i) },
+      ...names.map((n, j) => el("option", { value: n, selected: j === i }, n)),
+    );
+  const pickA = select(0);
+  const pickB = select(1);
+  const status = el("span", { class: "muted", "data-diverge-count": "", role: "status", "aria-live": "polite" });
+  const jump = el("button", { type: "button", class: "cs-btn", "data-diverge-jump": "", text: "Jump to divergence" });
+  const next = el("button", { type: "button", class: "cs-btn", "data-diverge-next": "", text: "Next divergence" });
+  next.disabled = true;
+  const a = side("a");
+  const b = side("b");
+  const sides = el("div", { class: "diverge-sides", hidden: true }, a.box, b.box);
+  sides.style.cssText = "display:grid;grid-template-columns:1fr 1fr;gap:1rem";
+
+  async function go(restart) {
+    const first = pickA.value;
+    const second = pickB.value;
+    if (first === second) {
+      status.textContent = "Pick two different panels.";
+      return;
+    }
+    jump.disabled = next.disabled = true;
+    status.textContent = "Replaying both panels…";
+    let more = false;
+    try {
+      await sim.whenLive();
+      sim.pause();
+      const r = await sim.worker.request("diverge", { id: sim.simId, a: first, b: second, restart });
+      const d = r.divergence;
+      if (!d) {
+        status.textContent = r.count
+          ? `No more divergences: ${r.count} in all ${r.end} events.`
+          : `${first} and ${second} decide alike on all ${r.end} events.`;
+        return;
+      }
+      await sim.seek(d.t);
+      a.title.textContent = `${first}: ${d.a.decision}`;
+      a.reason.textContent = d.a.reason;
+      b.title.textContent = `${second}: ${d.b.decision}`;
+      b.reason.textContent = d.b.reason;
+      sides.hidden = false;
+      status.textContent = `Divergence ${r.count} so far: event #${d.index} (${d.event}) at t = ${d.t.toFixed(3)} s`;
+      host.dataset.divergences = String(r.count);
+      host.dataset.t = String(d.t);
+      more = true;
+    } catch (err) {
+      status.textContent = err.message || String(err);
+    } finally {
+      jump.disabled = false;
+      next.disabled = !more;
+    }
+  }
+
+  jump.addEventListener("click", () => go(true));
+  next.addEventListener("click", () => go(false));
+  const reset = () => {
+    next.disabled = true;
+    sides.hidden = true;
+    status.textContent = "";
+  };
+  pickA.addEventListener("change", reset);
+  pickB.addEventListener("change", reset);
+  host.append(
+    el("h2", { text: "Where do two panels first disagree?" }),
+    el("div", { class: "diverge-controls" }, pickA, el("span", { text: " vs " }), pickB, " ", jump, " ", next, " ", status),
+    sides,
+  );
+}
+
+if (sim && host) whenMeta().then(build);
