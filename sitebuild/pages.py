@@ -160,6 +160,9 @@ def build(out: Path, progress: Progress | None = None) -> Path:
 
     report("copying Pyodide and uPlot", 0.0)
     _copy_vendor(out)
+    from sitebuild.bundle import build_editor
+
+    build_editor(out)  # CodeMirror for "Edit a policy"
     shutil.copytree(STATIC, out / "static", dirs_exist_ok=True)
     for js in (out / "static").glob("**/*.js"):
         if "vendor" not in js.parts:

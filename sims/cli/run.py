@@ -92,6 +92,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         events = stream.read(args.trace_in, _trace_schema(preset, args.seed, args.duration))
     sc = Scenario(preset, args.seed, duration, panels, events=events, drain=args.drain)
+    if args.policy_file:  # an edited policy as one more panel (docs/editing.md)
+        from sims.core import editpanel
+
+        editpanel.add_file(sc, args.policy_file, preset)
     if events is None:
         run_with_progress(sc, preset.name)
     else:
@@ -110,6 +114,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps(result))
     else:
         print(table(result))
+    if args.policy_file and editpanel.stops(sc):
+        stops = [s.text(args.policy_file, n) for n, s in editpanel.stops(sc).items()]
+        raise UsageError("; ".join(stops))
     return 0
 
 
@@ -211,6 +218,13 @@ def add(sub) -> None:
         action="store_true",
         help="engine/cluster: stop arrivals at the duration, run until every request finishes, "
         "and divide throughput by the time to the last completion (vLLM benchmark_serving)",
+    )
+    s.add_argument(
+        "--policy-file",
+        metavar="F",
+        type=arg.path,
+        help="run your own policy beside the others: a Python file that defines and registers one policy class "
+        "as the topic's own do (docs/editing.md)",
     )
     s.set_defaults(fn=cmd_run)
 

@@ -14,7 +14,8 @@ import importlib
 import math
 import pkgutil
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -123,6 +124,22 @@ def register_policy(topic: str, name: str) -> Callable[[Any], Any]:
         return obj
 
     return deco
+
+
+@contextmanager
+def policy_in_place(topic: str, name: str, cls: Any) -> Iterator[None]:
+    """While the block runs, ``get_policy(topic, name)`` returns ``cls`` (an edited policy, which
+    its topic's ``make_panel`` then builds as it builds its own); the registry is restored after."""
+    table = _POLICIES.setdefault(topic, {})
+    before = table.get(name)
+    table[name] = cls
+    try:
+        yield
+    finally:
+        if before is None:
+            del table[name]
+        else:
+            table[name] = before
 
 
 def register_topic(topic: Topic) -> Topic:

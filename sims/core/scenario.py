@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from bisect import bisect_right
+from collections.abc import Callable
 from typing import Any
 
 from sims.core import presets as _presets
@@ -63,6 +64,7 @@ class Scenario:
                 raise ValueError(f"--drain: {self.preset.topic} panels ({', '.join(stuck)}) have no requests to drain")
         self.t = 0.0
         self._i = 0  # next stream index
+        self._extra: dict[str, Callable[[PanelContext], Panel]] = {}  # add_panel's builders, by name
         self.checkpoint_every = checkpoint_every
         self._checkpoints: list[tuple[float, int, dict]] = []
         self._next_cp = 0.0
@@ -176,6 +178,8 @@ class Scenario:
         if best is None:
             fresh = Scenario(self.preset, self.seed, self.duration, events=self.events, drain=self.drain)
             self.panels = fresh.panels
+            for name, build in self._extra.items():
+                self.panels[name] = build(self._context(name))
             self.t, self._i = 0.0, 0
         else:
             self.t, self._i = best[0], best[1]
@@ -186,6 +190,46 @@ class Scenario:
         self._next_cp = self.t + self.checkpoint_every
         self._checkpoints = [cp for cp in self._checkpoints if cp[0] <= self.t]
         return self.advance(t)
+
+    # -- panels beside the preset's --------------------------------------------------------------
+    def _context(self, name: str) -> PanelContext:
+        return PanelContext(self.seed, self.duration, self.events, name, self.preset)
+
+    def add_panel(self, name: str, build: Callable[[PanelContext], Panel]) -> Panel:
+        """Add a panel beside the preset's (an edited policy, ``sims.core.userpolicy``): ``build(ctx)``
+        makes it, and it replays the stream from 0 to now, into every checkpoint and chart sample
+        taken so far, so seeking back and the charts see it as if it had run from the start."""
+        if name in self.panels:
+            raise ValueError(f"a panel named {name!r} exists already")
+        panel = build(self._context(name))
+        stops = sorted(
+            [(cp[0], cp[1], cp[2], None) for cp in self._checkpoints] + [(s["t"], -1, None, s) for s in self.series],
+            key=lambda x: x[0],
+        )
+        i = 0
+        for t, _, saved, sample in stops:
+            hi = bisect_right(self._times, t, i, self._end)
+            panel.feed(self.events, i, hi, t)
+            i = hi
+            if saved is not None:
+                saved[name] = copy.deepcopy(panel, {id(self.events): self.events})
+            else:
+                sample["panels"][name] = panel.metrics()
+        panel.feed(self.events, i, self._i, self.t)
+        self._extra[name] = build
+        self.panels[name] = panel
+        return panel
+
+    def remove_panel(self, name: str) -> None:
+        """Remove a panel that ``add_panel`` added (from the checkpoints and samples too)."""
+        if name not in self._extra:
+            raise ValueError(f"no added panel {name!r}; added: {', '.join(self._extra) or '(none)'}")
+        del self._extra[name]
+        self.panels.pop(name, None)
+        for _, _, saved in self._checkpoints:
+            saved.pop(name, None)
+        for s in self.series:
+            s["panels"].pop(name, None)
 
     # -- reading -----------------------------------------------------------------------------
     @property

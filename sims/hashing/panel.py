@@ -14,7 +14,7 @@ from math import ceil
 from sims.core.diverge import Decision, name_key
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
-from sims.hashing.placement import BoundedLoad, Memo, Placement, h64
+from sims.hashing.placement import Memo, Placement, h64
 
 _RING_VIEW = 360  # ring points sent to the browser at most
 _CHANGES_VIEW = 50
@@ -29,7 +29,7 @@ class HashPanel(Panel):
         if n < 1 or params["hold"] < 0:
             raise ValueError(f"hashing needs nodes >= 1 and hold >= 0, got {n!r}, {params['hold']!r}")
         self.placement = placement
-        self.bounded = isinstance(placement, BoundedLoad)
+        self.bounded = placement.tracks_load  # declared, so an edited copy of BoundedLoad is one too
         self.members = [f"n{i}" for i in range(n)]
         self.created = n  # names handed out so far: the next added member is f"n{created}"
         placement.build(self.members)

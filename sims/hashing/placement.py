@@ -41,6 +41,7 @@ class Placement:
 
     PARAMS: dict[str, Param] = {}
     consistent = True  # a key moves only to or from a member that changed
+    tracks_load = False  # True: the panel counts requests in flight per member for it
 
     def __init__(self, **params: object) -> None:
         self.members: list[str] = []
@@ -178,6 +179,7 @@ class BoundedLoad(Ring):
 
     PARAMS = Ring.PARAMS | {"c": Param(float, 1.25, "load bound: at most c times the mean")}
     consistent = False  # the first choice is consistent; the placement under load is not
+    tracks_load = True  # the panel counts requests in flight for it (Placement: False)
 
     def __init__(self, vnodes: int = 100, c: float = 1.25, **params: object) -> None:
         super().__init__(vnodes)

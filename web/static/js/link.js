@@ -61,9 +61,10 @@ export const parsePanels = (text) =>
     .filter(Boolean);
 
 /**
- * The hash of a link to `state` ({seed, speed, t, panels, defaultPanels, overrides, actions}):
- * seed=7&speed=2&t=12.5[&panels=lru,arc][&o.KEY=V...][&actions=0@12.5]; panels only when they
- * differ from the page's default choice.
+ * The hash of a link to `state` ({seed, speed, t, panels, defaultPanels, overrides, actions, edits}):
+ * seed=7&speed=2&t=12.5[&panels=lru,arc][&o.KEY=V...][&actions=0@12.5][&edit.BASE=CODE...]; panels
+ * only when they differ from the page's default choice; CODE is an edited policy's source,
+ * compressed (edits.js).
  */
 export function linkHash(state) {
   const h = new URLSearchParams();
@@ -73,5 +74,6 @@ export function linkHash(state) {
   if (state.panels.join(",") !== (state.defaultPanels || []).join(",")) h.set("panels", state.panels.join(","));
   for (const [k, v] of Object.entries(state.overrides)) h.set(`o.${k}`, valueText(v));
   if (state.actions.length) h.set("actions", formatActions(state.actions));
+  for (const e of state.edits || []) h.set(`edit.${e.base}`, e.code);
   return h.toString().replaceAll("%2C", ",").replaceAll("%40", "@");
 }

@@ -7,11 +7,12 @@ import { sharedWorker } from "./worker-client.js";
 import { Channel, Clock, MAX_LEAD, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
 import { actionLabel } from "./faults.js";
 import { ceilTime, parseActions, parseOverrides, parsePanels } from "./link.js";
-import { claimOf, defaultPanels, loadMeta } from "./meta.js";
+import { claimOf, loadMeta } from "./meta.js";
 import { Poster, frameDiffs } from "./poster.js";
 import { buildUI, el, readTheme, renderFrame, showSpeed, watchText } from "./sim-ui.js";
 import { panelColors } from "./palette.js";
 import { loadTopic } from "./render.js";
+import { parseEdits, shownByDefault, withEdits } from "./edits.js";
 
 export { formatActions, formatOverrides, parseActions, parseOverrides } from "./link.js";
 export { loadMeta } from "./meta.js";
@@ -174,7 +175,8 @@ export class ContentionSim extends HTMLElement {
       panels: this.panelNames,
       overrides: this.overrides,
       actions: this.actions,
-      defaultPanels: this.meta ? defaultPanels(this.meta) : [],
+      edits: this.edits || [],
+      defaultPanels: this.meta ? shownByDefault(this.meta, this.edits || []) : [],
     };
   }
   /** A panel's colour: fixed by its place among the preset's panels, whichever are shown. */
@@ -249,6 +251,8 @@ export class ContentionSim extends HTMLElement {
     const name = this.getAttribute("preset");
     if (!name) throw new Error('no preset: set the "preset" attribute');
     this.meta = await loadMeta(name);
+    this.edits = await parseEdits(this.getAttribute("edits")); // edited policies (edits.js, editor.js)
+    if (this.edits.length) this.meta = withEdits(this.meta, this.edits);
     await loadTopic(this.meta.topic); // its renderers, before the first frame is drawn
     const m = this.meta;
     const seedAttr = this.getAttribute("seed");
@@ -257,11 +261,11 @@ export class ContentionSim extends HTMLElement {
     const names = parsePanels(this.getAttribute("panels"));
     const valid = m.panels.map((p) => p.name);
     for (const n of names) if (!valid.includes(n)) throw new Error(`unknown panel "${n}" for ${m.name}; valid: ${valid.join(", ")}`);
-    this.panelNames = names.length ? names : defaultPanels(m);
+    this.panelNames = names.length ? names : shownByDefault(m, this.edits);
     this.overrides = parseOverrides(this.getAttribute("overrides"));
     this.actions = parseActions(this.getAttribute("actions"));
     const t0 = Math.max(0, Math.min(Number(this.getAttribute("t")) || 0, m.duration));
-    const posterOk = this.seed === m.seed && !Object.keys(this.overrides).length && !this.actions.length && t0 === 0;
+    const posterOk = this.seed === m.seed && !Object.keys(this.overrides).length && !this.actions.length && !this.edits.length && t0 === 0;
     this.poster = posterOk && m.poster && m.poster.length ? new Poster(m.poster) : null;
 
     // start the worker (Pyodide's download and compile) before building the UI
@@ -305,12 +309,13 @@ export class ContentionSim extends HTMLElement {
     if (!wasPoster) this.mode = "loading";
     this._syncState();
     try {
+      const edited = new Set(this.edits.map((e) => e.name));
       // createOp/createArgs: a page feature's own way to build the run (tracedrop.js: a dropped trace)
       const r = await this.worker.request(this.createOp || "create", {
         id: this.simId,
         preset: m.name,
         seed: this.seed,
-        panels: this.panelNames,
+        panels: this.panelNames.filter((n) => !edited.has(n)),
         overrides: this.overrides,
         actions: this.actions,
         t,
@@ -318,6 +323,14 @@ export class ContentionSim extends HTMLElement {
       });
       this.info = r.info;
       if (r.info.duration !== this.meta.duration) this._adoptDuration(r.info.duration);
+      this.editErrors = {};
+      if (this.edits.length) {
+        // the edited panels join at t, replayed from 0 in the worker (web/pyodide/ops_editor.py)
+        const edits = this.edits.map(({ base, source }) => ({ base, source }));
+        const e = await this.worker.request("editor_apply", { id: this.simId, edits });
+        r.frame = e.frame;
+        this.editErrors = e.errors;
+      }
       if (wasPoster && this.mode === "poster") {
         await this.channel.request("handover");
       } else {
