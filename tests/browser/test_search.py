@@ -58,3 +58,23 @@ def test_the_button_finds_a_belady_anomaly_and_loads_it(page, server):
     assert _faults_at_end(other) == faults
     other.close()
     assert not page.errors, page.errors
+
+
+def test_a_found_workload_takes_its_generators_sliders_and_story_away(page, server):
+    # ratelimit-burst's "Requests per burst" slider drives the generator a found workload replaces:
+    # moving it would change nothing (or fail), so it must go, and the watch-for text must say the
+    # preset's story may not apply; back on the preset's own stream, both return
+    page.goto(f"{server}play/ratelimit-burst/")
+    wait_live(page)
+    slider = "input[data-target='workload.burst_count']"
+    assert page.locator(slider).count() == 1
+    found = {"kind": "arrival_times", "times": [0.5 + 0.01 * i for i in range(20)]}
+    sim_eval(page, "await sim.restart({workload: arg, controls: []});", found)
+    wait_live(page)
+    assert page.locator(slider).count() == 0
+    assert "replaces the preset's own generator" in page.locator(".cs-watch").inner_text()
+    sim_eval(page, "await sim.restart({});")
+    wait_live(page)
+    assert page.locator(slider).count() == 1
+    assert "replaces" not in page.locator(".cs-watch").inner_text()
+    assert not page.errors, page.errors

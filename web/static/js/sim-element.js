@@ -129,6 +129,7 @@ export class ContentionSim extends HTMLElement {
     this.actions = [];
     this.handover = null;
     await this._create(0);
+    if (this.ui.watch) this.ui.watch.textContent = watchText(this.meta, this.overrides);
     this._changed();
   }
   /**
@@ -323,6 +324,7 @@ export class ContentionSim extends HTMLElement {
       });
       this.info = r.info;
       if (r.info.duration !== this.meta.duration) this._adoptDuration(r.info.duration);
+      this._adoptControls(r.info);
       this.editErrors = {};
       if (this.edits.length) {
         // the edited panels join at t, replayed from 0 in the worker (web/pyodide/ops_editor.py)
@@ -503,6 +505,15 @@ export class ContentionSim extends HTMLElement {
   _adoptDuration(d) {
     this.meta = { ...this.meta, duration: d };
     this.clock.duration = d;
+    this._rebuildUI();
+  }
+
+  /** The sliders follow the run: a workload found by search replaces the generator whose
+   * sliders then go (web/pyodide/ops_search.py); back on the preset's own, they return. */
+  _adoptControls(info) {
+    const targets = (controls) => (controls || []).map((c) => c.target).join("\n");
+    if (targets(info.controls) === targets(this.meta.controls)) return;
+    this.meta = { ...this.meta, controls: info.controls, control_values: info.control_values };
     this._rebuildUI();
   }
 

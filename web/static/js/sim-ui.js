@@ -29,6 +29,10 @@ export function showSpeed(ui, x) {
 
 /** The watch-for text with the live parameter values: "100-object cache" follows the slider. */
 export function watchText(meta, overrides) {
+  if (overrides.workload && typeof overrides.workload === "object") {
+    // a found workload (search.js) or one from a link replaces the generator the text is about
+    return "this run plays a workload that replaces the preset's own generator (a search result or a link's), so the story above may not apply: compare the panels' numbers.";
+  }
   let text = meta.watch_for || "";
   for (const c of meta.controls || []) {
     const was = meta.control_values?.[c.target];
