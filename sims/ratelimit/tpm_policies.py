@@ -21,6 +21,11 @@ class _LocalWindow(TpmPanel):
     def _charge(self, ev: dict) -> int:
         raise NotImplementedError
 
+    def _cost_and_held(self, d) -> tuple[int, int]:
+        """This decision's charge and what the window held before it (for explain)."""
+        cost = self._charge(d.facts["ev"])
+        return cost, d.facts["counter"] - (cost if d.action == "admit" else 0)
+
     def _admit(self, t: float, ev: dict) -> object | None:
         tn = self.now  # ticks(t), converted once per attempt
         edge = tn - self._window_ticks
@@ -86,11 +91,9 @@ class TpmReserve(_LocalWindow):
         handle[1] = actual
 
     def explain(self, d, other=None) -> str:
-        cost = self._charge(d.facts["ev"])
-        held = d.facts["counter"] - (cost if d.action == "admit" else 0)
+        cost, held = self._cost_and_held(d)
         return self._say(
-            d,
-            f"reserving prompt + max_tokens ({cost}) on top of the {held} tokens reserved in the window",
+            d, f"reserving prompt + max_tokens ({cost}) on top of the {held} tokens reserved in the window"
         )
 
 
@@ -102,11 +105,9 @@ class TpmEstimate(_LocalWindow):
         return max(ev["max_tokens"], (ev["prompt_chars"] + 3) // 4)
 
     def explain(self, d, other=None) -> str:
-        cost = self._charge(d.facts["ev"])
-        held = d.facts["counter"] - (cost if d.action == "admit" else 0)
+        cost, held = self._cost_and_held(d)
         return self._say(
-            d,
-            f"charging max(max_tokens, prompt characters / 4) = {cost} on top of the {held} charged in the window",
+            d, f"charging max(max_tokens, prompt characters / 4) = {cost} on top of the {held} charged in the window"
         )
 
 

@@ -64,6 +64,15 @@ class Collector(Checkpointed):
             space.release(o.addr, o.size)
         return examined
 
+    def _mark_sweep(self) -> None:
+        """One full mark and sweep of the whole heap, counted as a full collection."""
+        heap = self.heap
+        live = self._mark_all()
+        swept = self._sweep(live)
+        heap.collections += 1
+        heap.full_collections += 1
+        heap.pause(marked=len(live), swept=swept)
+
     def _free(self, o: Obj) -> None:
         self.heap.remove(o)
 

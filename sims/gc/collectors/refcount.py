@@ -60,12 +60,7 @@ class RefCount(Collector):
     def collect(self, full: bool) -> bool:
         if not self.backup:
             return True  # nothing to do: a count that never reached zero stays
-        heap = self.heap
-        live = self._mark_all()
-        swept = self._sweep(live)
-        heap.collections += 1
-        heap.full_collections += 1
-        heap.pause(marked=len(live), swept=swept)
+        self._mark_sweep()
         return True
 
     def leaked(self) -> dict:

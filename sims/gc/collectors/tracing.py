@@ -14,12 +14,7 @@ class MarkSweep(Collector):
     never move, so the free space ends up in holes between survivors."""
 
     def collect(self, full: bool) -> bool:
-        heap = self.heap
-        live = self._mark_all()
-        swept = self._sweep(live)
-        heap.collections += 1
-        heap.full_collections += 1
-        heap.pause(marked=len(live), swept=swept)
+        self._mark_sweep()
         return True
 
 
