@@ -5,9 +5,11 @@
 // (web/pyodide/ops_faults.py): "p0.1-2.3.4" (a partition), "c2" / "r2" (crash / restart), "h".
 // A renderer calls nodeTargets(ctx, targets, radius) after drawing; the rest happens here.
 
-const DRAG_PX = 12; // a press that moves further than this draws a line; less is a click
-export const HEAL = "h";
+import { HEAL } from "./action-label.js";
 
+export { HEAL, actionLabel } from "./action-label.js";
+
+const DRAG_PX = 12; // a press that moves further than this draws a line; less is a click
 /** The key that crashes server `id` (or restarts it when it is down). */
 export const crashKey = (id, up) => `${up ? "c" : "r"}${id}`;
 
@@ -30,20 +32,6 @@ export function partitionKey(targets, a, b) {
 export function hitNode(targets, radius, p) {
   const t = targets.find((n) => Math.hypot(n.x - p.x, n.y - p.y) <= radius + 4);
   return t ? t.id : -1;
-}
-
-/**
- * A readable label of an action: a preset's numbered action or a drawn key (servers named as the
- * topic's view names them: S1.. in consensus, n0.. elsewhere).
- */
-export function actionLabel(meta, a) {
-  if (typeof a !== "string") return meta?.actions?.[a]?.label || "action";
-  const name = (i) => (meta?.topic === "consensus" ? `S${Number(i) + 1}` : `n${i}`);
-  if (a === HEAL) return "heal";
-  if (a[0] === "c") return `crash ${name(a.slice(1))}`;
-  if (a[0] === "r") return `restart ${name(a.slice(1))}`;
-  const groups = a.slice(1).split("-");
-  return `partition ${groups.map((g) => `{${g.split(".").map(name).join(", ")}}`).join(" | ")}`;
 }
 
 /** The simulation element a canvas belongs to (through an embed's shadow root too). */

@@ -5,7 +5,7 @@
 // frames and the handover), sim-ui.js (the DOM), driver.js (the clock), charts.js (the charts).
 import { sharedWorker } from "./worker-client.js";
 import { Channel, Clock, MAX_LEAD, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
-import { actionLabel } from "./faults.js";
+import { actionLabel } from "./action-label.js";
 import { ceilTime, parseActions, parseOverrides, parsePanels } from "./link.js";
 import { claimOf, loadMeta } from "./meta.js";
 import { Poster, frameDiffs } from "./poster.js";
