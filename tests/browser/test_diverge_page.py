@@ -18,6 +18,8 @@ def test_cache_scan_lru_arc_jump_explain_and_next(page, server):
     host.locator("[data-diverge-panel='0']").select_option("lru")
     host.locator("[data-diverge-panel='1']").select_option("arc")
     expect = Diverge("cache-scan", "lru", "arc").take(2)
+    assert host.get_attribute("data-diverge-state") == "ready"
+    assert not host.locator(".diverge-sides").is_visible()  # no empty "a" and "b" before a jump
 
     host.locator("[data-diverge-jump]").click()
     page.wait_for_function("() => document.querySelector('[data-diverge]').dataset.divergences === '1'", timeout=60_000)
@@ -26,6 +28,7 @@ def test_cache_scan_lru_arc_jump_explain_and_next(page, server):
     assert host.locator("[data-diverge-reason='b']").inner_text() == first.reason_b
     assert first.reason_a.startswith("LRU evicted") and "ARC evicted" in first.reason_b
     assert abs(sim_eval(page, "return sim.t;") - first.t) < 1e-9  # the simulation moved to it
+    assert host.locator(".diverge-sides").is_visible()
     assert sim_eval(page, "return sim.dataset.state;") == "paused"
     assert f"#{first.index}" in host.locator("[data-diverge-count]").inner_text()
 
@@ -39,4 +42,14 @@ def test_cache_scan_lru_arc_jump_explain_and_next(page, server):
     host.locator("[data-diverge-panel='1']").select_option("lru")  # the same panel twice: refused
     host.locator("[data-diverge-jump]").click()
     assert host.locator("[data-diverge-count]").inner_text() == "Pick two different panels."
+    assert not page.errors
+
+
+def test_a_topic_without_decisions_gets_no_divergence_controls(page, server):
+    # consensus panels record no decisions: the controls could only answer with an error
+    page.goto(f"{server}play/consensus-leader-partition/")
+    wait_live(page)
+    page.wait_for_function("() => document.querySelector('[data-diverge]').dataset.divergeState", timeout=60_000)
+    assert page.locator("[data-diverge]").get_attribute("data-diverge-state") == "none"
+    assert page.locator("[data-diverge] [data-diverge-jump]").count() == 0
     assert not page.errors

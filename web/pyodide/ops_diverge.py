@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sims.core.diverge import Diverge
+from sims.core.diverge import Diverge, records
 
 _ENGINES: dict[str, tuple[tuple, Diverge, object]] = {}  # session id -> (built from, engine, session)
 
@@ -37,9 +37,17 @@ def _op_diverge(a: dict) -> dict:
     return out
 
 
+def _op_diverge_info(a: dict) -> dict:
+    """``{records}``: whether this topic's panels record decisions (a page whose topic does not,
+    consensus for example, gets no divergence controls: they could only answer with an error)."""
+    from web.pyodide import bridge
+
+    return {"records": any(records(p) for p in bridge._session(a).sc.panels.values())}
+
+
 def _op_diverge_drop(a: dict) -> dict:
     _ENGINES.pop(a["id"], None)
     return {}
 
 
-OPS = {"diverge": _op_diverge, "diverge_drop": _op_diverge_drop}
+OPS = {"diverge": _op_diverge, "diverge_info": _op_diverge_info, "diverge_drop": _op_diverge_drop}

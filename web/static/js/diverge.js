@@ -27,9 +27,13 @@ function side(label) {
   return { box: el("div", { class: "diverge-side" }, title, reason), title, reason };
 }
 
-function build() {
+async function build() {
+  // a topic whose panels record no decisions (consensus, for example) gets no controls
+  await sim.whenLive();
+  const { records } = await sim.worker.request("diverge_info", { id: sim.simId });
   const names = sim.meta.panels.map((p) => p.name);
-  if (names.length < 2) return;
+  host.dataset.divergeState = records && names.length >= 2 ? "ready" : "none";
+  if (host.dataset.divergeState === "none") return;
   const select = (i) =>
     el(
       "select",
@@ -44,8 +48,10 @@ function build() {
   next.disabled = true;
   const a = side("a");
   const b = side("b");
-  const sides = el("div", { class: "diverge-sides", hidden: true }, a.box, b.box);
-  sides.style.cssText = "display:grid;grid-template-columns:1fr 1fr;gap:1rem";
+  const sides = el("div", { class: "diverge-sides" }, a.box, b.box);
+  sides.style.cssText = "grid-template-columns:1fr 1fr;gap:1rem";
+  const showSides = (on) => (sides.style.display = on ? "grid" : "none"); // a display rule would beat [hidden]
+  showSides(false);
 
   async function go(restart) {
     const first = pickA.value;
@@ -73,7 +79,7 @@ function build() {
       a.reason.textContent = d.a.reason;
       b.title.textContent = `${second}: ${d.b.decision}`;
       b.reason.textContent = d.b.reason;
-      sides.hidden = false;
+      showSides(true);
       status.textContent = `Divergence ${r.count} so far: event #${d.index} (${d.event}) at t = ${d.t.toFixed(3)} s`;
       host.dataset.divergences = String(r.count);
       host.dataset.t = String(d.t);
@@ -90,7 +96,7 @@ function build() {
   next.addEventListener("click", () => go(false));
   const reset = () => {
     next.disabled = true;
-    sides.hidden = true;
+    showSides(false);
     status.textContent = "";
   };
   pickA.addEventListener("change", reset);
@@ -102,4 +108,7 @@ function build() {
   );
 }
 
-if (sim && host) whenMeta().then(build);
+if (sim && host)
+  whenMeta()
+    .then(build)
+    .catch(() => {});
