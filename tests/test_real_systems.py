@@ -59,11 +59,20 @@ def _leftover_dirs() -> list[str]:
 @needs_redis
 def test_redis_models_match_the_measured_hit_ratio():
     before, procs = _leftover_dirs(), set(_ours())
-    result = replay.run(presets.load("cache-zipf"), "redis", speed=4.0, duration=15.0)
-    for label, m in result["panels"].items():
-        if label.endswith("(measured)"):
-            assert abs(m["sim_minus_measured"]) <= 0.01, (label, m)
+    # Redis evicts on wall time (a one-second LRU clock, serverCron ten times a second), so a run on
+    # a machine busy elsewhere can land a little off; one more run is allowed, and every policy must
+    # be within 1 pp in the same run (quiet runs are within 0.3 pp: docs/real-systems.md)
+    misses = {}
+    for _ in range(2):
+        result = replay.run(presets.load("cache-zipf"), "redis", speed=4.0, duration=15.0)
+        measured = {k: m for k, m in result["panels"].items() if k.endswith("(measured)")}
+        assert len(measured) == 4, sorted(result["panels"])
+        for m in measured.values():
             assert 495 <= m["resident_min"] <= m["resident_max"] <= 505, "Redis holds the cache's size in keys"
+        misses = {k: m for k, m in measured.items() if abs(m["sim_minus_measured"]) > 0.01}
+        if not misses:
+            break
+    assert not misses, misses
     assert result["server"]["version"].startswith("7.")
     assert set(_ours()) <= procs and set(_leftover_dirs()) <= set(before)
 
