@@ -7,6 +7,7 @@ import json
 import math
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 from random import Random
 
@@ -254,3 +255,20 @@ def test_disk_holds_the_reply_that_wrote_and_timer_steps_are_whole():
         assert abs(k - round(k)) < 1e-6
         steps.add(round(k))
     assert steps == {0, 1, 2, 3, 4, 5}
+
+
+@pytest.mark.parametrize(
+    "event, field",
+    [
+        ({"t": 2.0, "fault": "mark", "node": "leader"}, "name"),
+        ({"t": 2.0, "fault": "mark", "name": "", "node": "leader"}, "name"),
+        ({"t": 2.0, "fault": "crash", "node": "leader", "mark": 3}, "mark"),
+    ],
+)
+def test_a_schedule_names_what_a_mark_calls_its_node(event, field):
+    # a mark without a name was accepted and the run died on a KeyError (Hypothesis found it)
+    path = ROOT / "sims" / "presets" / "consensus-figure8.toml"
+    raw = tomllib.loads(path.read_text())
+    raw["workload"]["schedule"] = [event]
+    with pytest.raises(ValueError, match=rf"workload\.schedule\[0\]\.{field}"):
+        Scenario(presets.parse_preset(raw, str(path)), None, 5.0).run()

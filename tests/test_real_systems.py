@@ -82,11 +82,13 @@ def test_nginx_decisions_agree_with_the_model():
     procs = set(_ours())
     result = replay.run(presets.load("ratelimit-nginx"), "nginx", speed=1.0, duration=8.0)
     for label in ("nginx limit_req (measured)", "nginx limit_req nodelay (measured)"):
-        m = result["panels"][label]
-        # on the times the requests were really sent, the model and nginx must agree; on the
-        # stream's own times too, unless the sender fell behind (a loaded machine) by more than a tick
-        assert m["agreement_on_sent_times"] >= 0.99, (label, result["disagreements"][label])
-        assert m["agreement"] >= 0.99 or m["late_max_ms"] > 20, (label, result["disagreements"][label])
+        m, off = result["panels"][label], result["disagreements"][label]
+        # on the times the requests were really sent, the model and nginx must agree
+        assert m["agreement_on_sent_times"] >= 0.99, (label, off)
+        # on the stream's own times (what the panel shows) too, but a request near a refusal's
+        # edge flips when the sender is a few ms late (CI: 2 of 162 at 6 ms late), so 3 in 100
+        # may differ, more only if the sender fell behind (a loaded machine) by over 20 ms
+        assert m["agreement"] >= 0.97 or m["late_max_ms"] > 20, (label, off)
         assert m["requests"] > 100
     delayed = result["panels"]["nginx limit_req (measured)"]
     assert delayed["wait_max_ms"] > 500  # requests inside the burst waited, spaced at the rate

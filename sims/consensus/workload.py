@@ -39,6 +39,10 @@ def _check_schedule(schedule: list) -> list[dict]:
             raise ValueError(f"{where}.fault: expected one of {', '.join(FAULTS)}, got {ev.get('fault')!r}")
         if "node" in ev and not _is_ref(ev["node"]):
             raise ValueError(f"{where}.node: expected a node number or a name such as 'leader', got {ev['node']!r}")
+        if ev["fault"] == "mark" and not (isinstance(ev.get("name"), str) and ev["name"]):
+            raise ValueError(f"{where}.name: a mark names its node for later faults, got {ev.get('name')!r}")
+        if "mark" in ev and not (isinstance(ev["mark"], str) and ev["mark"]):
+            raise ValueError(f"{where}.mark: expected a name for the node, got {ev['mark']!r}")
         if ev["fault"] == "partition":
             groups = ev.get("groups")
             if not isinstance(groups, list) or not all(

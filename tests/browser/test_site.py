@@ -301,12 +301,17 @@ def test_a_quiz_runs_its_preset_and_reveals_the_answer(page, server):
     quiz = page.locator(".quiz").first
     data = json.loads(quiz.get_attribute("data-quiz"))
     assert data["answer"] == ["fixed_window"]  # computed by the build from the run itself
-    quiz.locator("[data-option]").first.click()
+    # the reader's window ends at the options: the run appears below them, out of view, where a
+    # widget does not play (CI once waited 90 s on it); the quiz must bring its run into view
+    option = quiz.locator("[data-option]").first
+    option.evaluate("b => b.scrollIntoView({block: 'end'})")
+    option.click()
     reveal = quiz.locator(".quiz-reveal")
     page.wait_for_function(
         "() => /Right|Not quite/.test(document.querySelector('.quiz .quiz-reveal').textContent)", timeout=90_000
     )
     assert "fixed_window" in reveal.inner_text()
+    assert quiz.locator("contention-sim").get_attribute("data-visible") == "true"
     screenshot(page, "quiz-ratelimit")
 
 

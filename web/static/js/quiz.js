@@ -28,6 +28,9 @@ async function run(q, guess, host, reveal) {
   sim.setAttribute("caption", "false");
   sim.setAttribute("controls", "basic");
   host.append(sim);
+  // the run plays only while on screen (embed.js pauses a widget scrolled out of view): bring it
+  // into view, or a reader whose quiz sits at the bottom of the window would wait for nothing
+  sim.scrollIntoView({ block: "nearest" });
   reveal.hidden = false;
   reveal.textContent = `You picked ${guess}. Running ${q.preset} to t = ${q.at} s…`;
   const show = () => {
