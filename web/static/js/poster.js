@@ -5,6 +5,8 @@
 // States of an element: loading -> poster -> live, or loading -> live; any -> error. A parameter
 // change during the poster drops it (its frames are of the preset as written): poster -> loading.
 
+import { MAX_LEAD } from "./driver.js";
+
 export class Poster {
   /** `frames`: [{t, panels, series}], t ascending, frames[0] at t = 0. */
   constructor(frames) {
@@ -49,4 +51,33 @@ export function frameDiffs(live, expected, panelNames) {
     else if (JSON.stringify(a.view) !== JSON.stringify(b.view)) diffs.push(`${n} view`);
   }
   return diffs;
+}
+
+/** Leave the poster (the element's parameters or panels changed): its frames are of the preset as written. */
+export function dropPoster(sim) {
+  if (sim.mode !== "poster") return;
+  sim.poster = null;
+  sim.mode = "loading";
+  sim.clock.maxLead = MAX_LEAD;
+  sim.charts.reset();
+}
+
+/** Hand over from the poster to the live run at the frame on screen; the two must agree. */
+export async function handover(sim) {
+  const expected = sim.poster.handoverFrame;
+  const live = await sim.worker.request("advance", { id: sim.simId, t: expected.t });
+  const diffs = frameDiffs(live, expected, sim.panelNames);
+  sim.handover = { t: expected.t, ok: !diffs.length, diffs };
+  sim.clock.maxLead = MAX_LEAD;
+  sim.clock.set(live.t);
+  sim.dataset.handover = diffs.length ? "mismatch" : "ok";
+  sim.mode = "live";
+  if (diffs.length) {
+    sim.ui.banner.hidden = false;
+    sim.ui.banner.textContent =
+      `Python's frame at t=${expected.t} differs from the precomputed one (${diffs.join(", ")}): ` +
+      "the browser and the build disagree — please report this.";
+  }
+  sim.charts.reset();
+  return live;
 }

@@ -4,12 +4,12 @@
 // The parts: link.js (the URL codec), meta.js (the preset's metadata), poster.js (the build's
 // frames and the handover), sim-ui.js (the DOM), driver.js (the clock), charts.js (the charts).
 import { sharedWorker } from "./worker-client.js";
-import { Channel, Clock, MAX_LEAD, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
+import { Channel, Clock, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
 import { actionLabel } from "./action-label.js";
 import { ceilTime, parseActions, parseOverrides, parsePanels } from "./link.js";
 import { claimOf, loadMeta } from "./meta.js";
-import { Poster, frameDiffs } from "./poster.js";
-import { buildUI, el, readTheme, renderFrame, showSpeed, watchText } from "./sim-ui.js";
+import { Poster, dropPoster, handover } from "./poster.js";
+import { buildUI, el, handleKey, readTheme, renderFrame, sharedScales, showSpeed, watchText } from "./sim-ui.js";
 import { panelColors } from "./palette.js";
 import { loadTopic } from "./render.js";
 import { parseEdits, shownByDefault, withEdits } from "./edits.js";
@@ -195,29 +195,6 @@ export class ContentionSim extends HTMLElement {
     }
     return out;
   }
-  /**
-   * One scale for views that are compared: the largest value across the shown panels of each
-   * numeric list in the views (`key`) and of each numeric field of lists of records (`key.field`).
-   */
-  sharedScales() {
-    const scales = {};
-    const f = this.frame;
-    if (!f) return scales;
-    const top = (k, x) => {
-      if (typeof x === "number" && Number.isFinite(x) && !(x <= (scales[k] ?? -Infinity))) scales[k] = x;
-    };
-    for (const n of this.panelNames) {
-      const view = f.panels[n]?.view || {};
-      for (const [k, v] of Object.entries(view)) {
-        if (!Array.isArray(v)) continue;
-        for (const x of v) {
-          if (typeof x === "number") top(k, x);
-          else if (x && typeof x === "object" && !Array.isArray(x)) for (const [field, y] of Object.entries(x)) top(`${k}.${field}`, y);
-        }
-      }
-    }
-    return scales;
-  }
 
   // -- lifecycle -------------------------------------------------------------------------------
   connectedCallback() {
@@ -373,30 +350,11 @@ export class ContentionSim extends HTMLElement {
 
   /** The build's frames are of the preset as written: a change of parameters or panels drops them. */
   _dropPoster() {
-    if (this.mode !== "poster") return;
-    this.poster = null;
-    this.mode = "loading";
-    this.clock.maxLead = MAX_LEAD;
-    this.charts.reset();
+    dropPoster(this);
   }
 
-  async _handover() {
-    const expected = this.poster.handoverFrame;
-    const live = await this.worker.request("advance", { id: this.simId, t: expected.t });
-    const diffs = frameDiffs(live, expected, this.panelNames);
-    this.handover = { t: expected.t, ok: !diffs.length, diffs };
-    this.clock.maxLead = MAX_LEAD;
-    this.clock.set(live.t);
-    this.dataset.handover = diffs.length ? "mismatch" : "ok";
-    this.mode = "live";
-    if (diffs.length) {
-      this.ui.banner.hidden = false;
-      this.ui.banner.textContent =
-        `Python's frame at t=${expected.t} differs from the precomputed one (${diffs.join(", ")}): ` +
-        "the browser and the build disagree — please report this.";
-    }
-    this.charts.reset();
-    return live;
+  _handover() {
+    return handover(this);
   }
 
   _showPoster(k) {
@@ -528,22 +486,9 @@ export class ContentionSim extends HTMLElement {
     this._syncState();
   }
 
+  /** The keyboard: space/k play-pause, arrows seek (shift: 5 s) and change speed, "." steps. */
   handleKey(e) {
-    if (e.target && /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName) && e.key !== " ") return;
-    if (e.key === " " || e.key === "k") {
-      e.preventDefault();
-      this.clock.playing ? this.pause() : this.play();
-    } else if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
-      e.preventDefault();
-      const d = (e.shiftKey ? 5 : 1) * (e.key === "ArrowRight" ? 1 : -1);
-      this.seek(this.t + d).catch(() => {});
-    } else if (e.key === ".") {
-      e.preventDefault();
-      this.step().catch(() => {});
-    } else if (e.key === "ArrowUp" || e.key === "ArrowDown") {
-      e.preventDefault();
-      this.setSpeed(this.speed * (e.key === "ArrowUp" ? 1.25 : 0.8));
-    }
+    handleKey(this, e);
   }
 
   _scheduleRender(resized = false) {
@@ -564,7 +509,7 @@ export class ContentionSim extends HTMLElement {
     if (!f || !this.ui) return;
     this.firstFrameAt ??= performance.now(); // ms since navigation: the benchmark's first paint
     if (!this._themeCache || this._resized) this._themeCache = readTheme(this);
-    renderFrame(this, f, { ...this._themeCache, scales: this.sharedScales() }, this._resized);
+    renderFrame(this, f, { ...this._themeCache, scales: sharedScales(f, this.panelNames) }, this._resized);
     this._resized = false;
     this.charts.flush();
   }

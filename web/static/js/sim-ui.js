@@ -271,3 +271,45 @@ export function renderFrame(sim, f, theme, resized) {
     ui.time.setAttribute("aria-valuetext", `${f.t.toFixed(1)} of ${fmt(sim.meta.duration)} seconds`);
   }
 }
+
+/**
+ * One scale for views that are compared: the largest value across the shown panels of each
+ * numeric list in the views (`key`) and of each numeric field of lists of records (`key.field`).
+ */
+export function sharedScales(f, panelNames) {
+  const scales = {};
+  if (!f) return scales;
+  const top = (k, x) => {
+    if (typeof x === "number" && Number.isFinite(x) && !(x <= (scales[k] ?? -Infinity))) scales[k] = x;
+  };
+  for (const n of panelNames) {
+    const view = f.panels[n]?.view || {};
+    for (const [k, v] of Object.entries(view)) {
+      if (!Array.isArray(v)) continue;
+      for (const x of v) {
+        if (typeof x === "number") top(k, x);
+        else if (x && typeof x === "object" && !Array.isArray(x)) for (const [field, y] of Object.entries(x)) top(`${k}.${field}`, y);
+      }
+    }
+  }
+  return scales;
+}
+
+/** The element's keys (play.js passes the page's keys here too). */
+export function handleKey(sim, e) {
+  if (e.target && /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName) && e.key !== " ") return;
+  if (e.key === " " || e.key === "k") {
+    e.preventDefault();
+    sim.clock.playing ? sim.pause() : sim.play();
+  } else if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+    e.preventDefault();
+    const d = (e.shiftKey ? 5 : 1) * (e.key === "ArrowRight" ? 1 : -1);
+    sim.seek(sim.t + d).catch(() => {});
+  } else if (e.key === ".") {
+    e.preventDefault();
+    sim.step().catch(() => {});
+  } else if (e.key === "ArrowUp" || e.key === "ArrowDown") {
+    e.preventDefault();
+    sim.setSpeed(sim.speed * (e.key === "ArrowUp" ? 1.25 : 0.8));
+  }
+}
