@@ -34,19 +34,7 @@ class NeverEvicts(LRU):
         return False
 """
 
-LOOPS = """\
-from sims.cache.classic import LRU
-from sims.core.registry import register_policy
-
-
-@register_policy("cache", "lru")
-class Stuck(LRU):
-    def access(self, key):
-        if key == 5:
-            while True:
-                pass
-        return super().access(key)
-"""
+LOOPS = (ROOT / "tests" / "policies" / "stuck_lru.py").read_text(encoding="utf-8")
 
 DIVIDES = """\
 from sims.cache.classic import LRU
@@ -180,6 +168,7 @@ def test_checkpoints_share_the_step_counter():
     assert sc.metrics() == _run("cache-scan", KEEP_ZERO, duration=6.0, panels=["lru"]).metrics()
 
 
+@pytest.mark.every_preset("preset")
 @pytest.mark.parametrize(
     "preset",
     [

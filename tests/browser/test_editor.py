@@ -18,19 +18,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 KEEP_ZERO = (ROOT / "docs" / "examples" / "lru_keep_zero.py").read_text(encoding="utf-8")
-LOOPS = """\
-from sims.cache.classic import LRU
-from sims.core.registry import register_policy
-
-
-@register_policy("cache", "lru")
-class Stuck(LRU):
-    def access(self, key):
-        if key == 5:
-            while True:
-                pass
-        return super().access(key)
-"""
+LOOPS = (ROOT / "tests" / "policies" / "stuck_lru.py").read_text(encoding="utf-8")
 NAME = "lru (edited)"
 
 
