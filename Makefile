@@ -36,7 +36,7 @@ test: $(STAMP) $(NODE_OK) chromium realsys
 ## check: the fast loop (under 2 minutes): unit, property and CPython tests; no npm, no browser
 CHECK_MARKS := not browser and not pyodide and not triton and not slow
 check: $(STAMP)
-	$(PY) -m pytest -q -m "$(CHECK_MARKS)"
+	$(PY) -m pytest -q -n auto -m "$(CHECK_MARKS)"
 
 ## lint: ruff for Python; ESLint and Prettier (pinned in package.json) for the front end's JavaScript
 lint: $(STAMP) $(NODE_OK)

@@ -45,8 +45,36 @@ def pyodide_runner(tmp_path):
     return lambda jobs: run_in_pyodide(jobs, tmp_path)
 
 
+def _sample_for_check(items) -> None:
+    """A test over many presets or seeds runs them all in ``make test``; ``make check`` keeps a
+    sample and marks the others ``slow``. ``every_preset("arg")``: the first preset of each topic it
+    is given; ``every_seed("arg")``: the first seed, for each value of the other parameters."""
+    from sims.core import presets
+
+    topics: dict[str, str] = {}
+    seen: set[tuple] = set()
+    for item in items:
+        for kind in ("every_preset", "every_seed"):
+            mark = item.get_closest_marker(kind)
+            if mark is None:
+                continue
+            arg = mark.args[0]
+            params = item.callspec.params
+            others = tuple(sorted((k, repr(v)) for k, v in params.items() if k != arg))
+            group = None
+            if kind == "every_preset":
+                if params[arg] not in topics:
+                    topics[params[arg]] = presets.load(params[arg]).topic
+                group = topics[params[arg]]
+            key = (item.module.__name__, item.originalname, kind, group, others)
+            if key in seen:
+                item.add_marker(pytest.mark.slow)
+            seen.add(key)
+
+
 def pytest_collection_modifyitems(config, items):
     gpu_dir = ROOT / "tests" / "gpu"
+    _sample_for_check(items)
     for item in items:
         if "pyodide_runner" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.pyodide)

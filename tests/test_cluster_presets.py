@@ -40,6 +40,7 @@ def test_routing_llmd_reproduces_the_published_ordering():
     assert est["outvoted_routes"] > 50 and est["cold_routes"] == 150  # one cold route per group
 
 
+@pytest.mark.slow  # five seeds of a cluster preset
 def test_routing_llmd_short_ttft_order_over_five_seeds():
     p90 = []
     for seed in range(7, 12):

@@ -77,6 +77,7 @@ def _run(name: str, plain: bool, monkeypatch) -> tuple[list, list, dict, list]:
         return states, _hashes(sc), sc.metrics(), _engines(sc)
 
 
+@pytest.mark.every_preset("name")
 @pytest.mark.parametrize("name", NAMES)
 def test_fast_paths_equal_the_plain_step(name, monkeypatch):
     fast = _run(name, False, monkeypatch)

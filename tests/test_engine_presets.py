@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 
+import pytest
+
 from sims.core import api
 
 SEEDS = range(7, 12)  # every engine preset's seed is 7: the five seeds the claims name
@@ -66,6 +68,7 @@ def test_prefix_sharing_hits_the_system_prompt():
     assert on["throughput_tok_s"] > off["throughput_tok_s"]
 
 
+@pytest.mark.slow  # three full engine runs
 def test_sjf_and_mlfq_cut_mean_latency_run_to_completion_and_the_longest_starve():
     shorter = 0
     for seed in SEEDS:

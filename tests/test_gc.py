@@ -417,6 +417,7 @@ def test_thrash_tight_heap_collects_all_the_time():
     assert m["tight"]["collections"] > 20 * m["roomy"]["collections"] and m["tight"]["failed_allocs"] == 0
 
 
+@pytest.mark.every_preset("name")
 @pytest.mark.parametrize("name", ["gc-cycles", "gc-incremental"])
 def test_seeking_back_through_checkpoints_replays_the_same_run(name):
     p = presets.load(name)

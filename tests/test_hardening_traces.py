@@ -252,6 +252,7 @@ EVENT_VALUES = st.one_of(
 )
 
 
+@pytest.mark.slow  # 40 CLI replays of a recorded stream
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=st.sampled_from(

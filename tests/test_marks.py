@@ -41,6 +41,7 @@ def test_a_workload_without_scans_marks_none():
     assert marks == []
 
 
+@pytest.mark.every_seed("seed")
 @pytest.mark.parametrize("name", ["paging-locality", "cache-shift"])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_phase_mark_sits_where_the_working_set_moves(name, seed):
@@ -78,6 +79,7 @@ def test_burst_and_surge_marks_open_the_busy_stretches(seed):
     assert inside > 2 * before
 
 
+@pytest.mark.every_seed("seed")
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_bursty_mark_opens_each_on_period(seed):
     marks, events, p = _marks("queues-priority-starvation", seed)
@@ -108,6 +110,7 @@ def test_marks_follow_the_run_duration_and_a_stream_given_in_has_none():
     assert Scenario(p, 11, events=list(short.events)).marks() == []
 
 
+@pytest.mark.every_preset("name")
 @pytest.mark.parametrize("name", presets.preset_names())
 def test_marks_are_not_events(name):
     """The stream is the same list with or without collecting marks: no Mark reaches a panel, the

@@ -458,6 +458,7 @@ def test_trace_cli_bad_flags_exit_2(tmp_path):
         assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
+@pytest.mark.every_preset("name")
 @pytest.mark.parametrize("name", ["queues-bufferbloat", "queues-pooling", "queues-priority-starvation"])
 def test_seeking_back_through_checkpoints_replays_the_same_run(name):
     p = presets.load(name)

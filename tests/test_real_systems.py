@@ -16,6 +16,8 @@ import pytest
 from realsys import replay, servers
 from sims.core import presets
 
+pytestmark = pytest.mark.slow  # real server processes and timeouts: `make test` runs it, `make check` does not
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -250,6 +250,7 @@ def test_bad_settings_are_refused_naming_the_field():
 
 
 # views and seeking ------------------------------------------------------------------------------
+@pytest.mark.every_preset("name")
 @pytest.mark.parametrize("name", PRESETS)
 def test_seeking_back_gives_the_view_of_advancing_there(name):
     p = presets.load(name)
@@ -337,6 +338,7 @@ def test_the_renderer_draws_every_preset_view_under_node(tmp_path):
     assert json.loads(res.stdout.strip().splitlines()[-1])["calls"] > 1000
 
 
+@pytest.mark.every_preset("name")
 @pytest.mark.parametrize("name", PRESETS)
 def test_every_break_it_button_is_an_event_that_replays_exactly(name):
     """Each action, pressed mid-run, changes nothing before it, and a run that had it in its

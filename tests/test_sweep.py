@@ -134,6 +134,7 @@ def test_a_failing_cell_is_recorded_and_the_sweep_goes_on(loop_preset, monkeypat
     assert all(r["metrics"] for r in rows if not r["error"])
 
 
+@pytest.mark.slow  # a real sweep process killed halfway
 def test_resume_after_a_kill_recomputes_nothing(tmp_path):
     out = tmp_path / "res.jsonl"
     journal = out.with_name(out.name + ".journal")
@@ -167,6 +168,7 @@ def test_resume_after_a_kill_recomputes_nothing(tmp_path):
     assert not journal.exists()
 
 
+@pytest.mark.slow  # starts a local Ray cluster
 def test_ray_gives_the_local_pool_rows(loop_preset):
     ray = pytest.importorskip("ray", reason="ray is not installed here (make test installs the ray extra)")
     g = {"panels.lru.size": [10, 20], "workload.rate": [50.0, 100.0]}

@@ -243,6 +243,7 @@ def test_formats_follow_the_preset_stream():
 SAMPLE_OF = {fmt: SAMPLES / name for name, (fmt, _) in RUNS.items()}
 
 
+@pytest.mark.every_preset("preset")
 @pytest.mark.parametrize("preset", [p for p in presets.preset_names() if traceformats.fits(presets.load(p))])
 def test_every_format_a_preset_takes_runs(capsys, preset):
     """``fits`` is honest: each preset runs each sample of every format it says it takes."""

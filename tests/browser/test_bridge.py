@@ -55,6 +55,7 @@ def test_an_injected_action_is_reproduced_by_its_link():
     assert live["panels"]["fixed_window"]["requests"] == plain + 30  # the burst of 30 went in
 
 
+@pytest.mark.every_preset("name")
 @pytest.mark.parametrize("name", presets.preset_names())
 def test_frames_do_not_depend_on_how_time_was_chunked(name):
     """What the page checks at handover: a frame reached in many small advances (the poster, a

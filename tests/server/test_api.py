@@ -55,6 +55,7 @@ def test_unknown_preset_detail_is_404_naming_the_field(client, name):
     assert r.json()["field"] == "name"
 
 
+@pytest.mark.every_preset("name")
 @pytest.mark.parametrize("name", presets.preset_names())
 def test_run_equals_run_json(client, name):
     p = presets.load(name)

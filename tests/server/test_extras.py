@@ -10,6 +10,8 @@ import pytest
 
 from .harness import start_server, stop_server
 
+pytestmark = pytest.mark.slow  # real server processes and timeouts: `make test` runs it, `make check` does not
+
 ENV = {"CONTENTION_WORKERS": "1", "CONTENTION_QUEUE": "1"}
 HEADERS = {"content-type": "application/json"}
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sims.core import presets
 from web.server.config import MAX_SEED
+
+pytestmark = pytest.mark.slow  # real server processes and timeouts: `make test` runs it, `make check` does not
 
 PRESET = "ratelimit-burst"
 NAMES = set(presets.preset_names())

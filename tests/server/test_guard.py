@@ -17,6 +17,8 @@ from web.server.http_policy import host_allowed, host_of
 
 from .harness import start_server, stop_server
 
+pytestmark = pytest.mark.slow  # real server processes and timeouts: `make test` runs it, `make check` does not
+
 PRESET = "ratelimit-burst"
 RUN = {"preset": PRESET, "duration": 1}
 

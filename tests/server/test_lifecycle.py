@@ -20,6 +20,8 @@ from web.server import build as server_build
 
 from .harness import ROOT, free_port, start_server
 
+pytestmark = pytest.mark.slow  # real server processes and timeouts: `make test` runs it, `make check` does not
+
 PRESET = "ratelimit-burst"
 
 

@@ -7,8 +7,11 @@ import asyncio
 import time
 
 import httpx
+import pytest
 
 from .harness import cmdline
+
+pytestmark = pytest.mark.slow  # real server processes and timeouts: `make test` runs it, `make check` does not
 
 PRESET = "ratelimit-burst"
 

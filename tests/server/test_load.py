@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from .loadgen import run_downloads, run_load
+
+pytestmark = pytest.mark.slow  # real server processes and timeouts: `make test` runs it, `make check` does not
 
 REQUESTS = 200
 

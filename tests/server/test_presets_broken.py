@@ -10,6 +10,8 @@ import pytest
 
 from .harness import ROOT, start_server, stop_server
 
+pytestmark = pytest.mark.slow  # real server processes and timeouts: `make test` runs it, `make check` does not
+
 GOOD = "ratelimit-burst"
 
 

@@ -18,6 +18,8 @@ from web.server.config import Limits
 
 from .harness import start_server, stop_server
 
+pytestmark = pytest.mark.slow  # real server processes and timeouts: `make test` runs it, `make check` does not
+
 # small bounds, so that every generated run is quick: long durations are refused (422)
 ENV = {
     "CONTENTION_WORKERS": "2",

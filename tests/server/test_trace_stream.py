@@ -26,6 +26,7 @@ def rss_kb(pid: int, field: str = "VmRSS") -> int:
     raise AssertionError(f"no {field} for {pid}")
 
 
+@pytest.mark.every_preset("name")
 @pytest.mark.parametrize("name", presets.preset_names())
 def test_generated_stream_equals_the_run_stream(name):
     p = presets.load(name)

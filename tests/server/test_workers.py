@@ -17,6 +17,8 @@ import pytest
 
 from .harness import start_server, stop_server
 
+pytestmark = pytest.mark.slow  # real server processes and timeouts: `make test` runs it, `make check` does not
+
 PRESET = "ratelimit-burst"
 SLOW = {"preset": PRESET, "duration": 200_000}  # about 4.4 M events: many seconds of work
 ENV = {"CONTENTION_WORKERS": "2", "CONTENTION_MAX_EVENTS": "100000000", "CONTENTION_MAX_DURATION": "10000000"}
