@@ -13,8 +13,8 @@ before. A ``kv_listener`` (which publishes hashes) makes every root eager at onc
 
 from __future__ import annotations
 
-from sims.engine.allocator import Allocator
-from sims.engine.blocks import BlockPool, block_hashes
+from sims.engine.allocator import Allocator, KVBlocks
+from sims.engine.blocks import BlockPool, LRUFree, block_hashes
 
 _NEW = object()  # a root never seen by this allocator
 
@@ -137,7 +137,7 @@ class Paged(Allocator):
         return seq.full_hashes(self.B, target // self.B)
 
     # -- allocation -------------------------------------------------------------------------------
-    def admit(self, seq, target: int, hashes: list[int] | None, watermark: int) -> bool:
+    def allocate_slots(self, seq, target: int, hashes: list[int] | None, watermark: int) -> KVBlocks | None:
         """Blocks for ``target + 1`` tokens; leading full blocks found in the cache are shared
         (a hit covers at most floor((target - 1) / B) blocks, so one token is always computed)."""
         B = self.B
@@ -146,12 +146,12 @@ class Paged(Allocator):
         # a blocked queue head then costs O(1) a step instead of a prefix match (issue 14).
         r = self._refused
         if r and r[0] is seq and r[1:] == (target, watermark, not hashes, pool.gains):
-            return False
+            return None
         hits = pool.match(hashes[: (target - 1) // B]) if hashes else []
         need = -(-(target + 1) // B) - len(hits)
         if need > pool.num_free - pool.reusable(hits) - watermark:
             self._refused = (seq, target, watermark, not hashes, pool.gains)
-            return False
+            return None
         if hits:
             pool.touch(hits)
         evicted: list[int] = []
@@ -160,13 +160,14 @@ class Paged(Allocator):
             self._listener("removed", evicted)
         seq.blocks = hits + fresh if hits else fresh
         seq.cached_blocks = len(hits)
-        seq.computed = len(hits) * B
+        seq.computed = hit = len(hits) * B
         self.held = pool.num_used * B
-        self._set_reserved(seq, len(seq.blocks) * B)
-        return True
+        slots = len(seq.blocks) * B
+        self._set_reserved(seq, slots)
+        return KVBlocks(tuple(fresh), slots, hit)
 
     def grow_one(self, seq) -> bool:
-        """One more block at the end of ``seq``'s table (the decode fast path)."""
+        """One more block at the end of ``seq``'s table (a decode crossing a block boundary)."""
         pool = self.pool
         q = pool.free_q
         if not len(q):
@@ -187,6 +188,52 @@ class Paged(Allocator):
         B = self.B
         self.held += B
         self._set_reserved(seq, seq.reserved + B)
+        return True
+
+    def decode_grow(self, crossings: list, cal: dict) -> bool:
+        """``grow_one`` for each live ``(epoch, seq)`` of ``crossings`` (in order, so the same
+        blocks), its next crossing put on ``cal``; False, with nothing done, when fewer blocks are
+        free than entries (the general step then preempts). See ``Allocator.decode_grow``."""
+        pool = self.pool
+        fq = pool.free_q
+        if len(crossings) > len(fq):
+            return False
+        stack = fq._stack if type(fq) is LRUFree else None  # LRU: unhashed blocks are taken first
+        pop = fq.pop
+        bh, ref, cached = pool.block_hash, pool.ref, pool.cached
+        B = self.B
+        held, rsum, usum = self.held, self.reserved_sum, self.useful_sum
+        for e in crossings:
+            seq = e[1]
+            if e[0] != seq.epoch:
+                continue
+            b = stack.pop() if stack else pop()
+            h = bh[b]
+            if h is not None:
+                bh[b] = None
+                pool.evictions += 1
+                if h < 0:
+                    pool.lazy -= 1
+                else:
+                    del cached[h]
+                    if self._listener:
+                        self._listener("removed", [h])
+            ref[b] = 1
+            seq.blocks.append(b)
+            r0 = seq.reserved
+            r = r0 + B
+            fl = seq.final_len
+            usum += (r if r < fl else fl) - (r0 if r0 < fl else fl)
+            rsum += B
+            held += B
+            seq.reserved = r
+            if r < fl:
+                nxt = seq.d0_step + r - seq.prompt_len - seq.d0_gen
+                if nxt in cal:
+                    cal[nxt].append(e)
+                else:
+                    cal[nxt] = [e]
+        self.held, self.reserved_sum, self.useful_sum = held, rsum, usum
         return True
 
     def grow(self, seq, tokens: int) -> bool:
@@ -246,6 +293,10 @@ class Paged(Allocator):
     @property
     def num_units(self) -> int:
         return self.pool.num_blocks
+
+    @property
+    def num_cached(self) -> int:
+        return self.pool.num_cached
 
     def register(self, seq, tokens: int) -> list[int]:
         """Cache the full blocks of ``seq`` below ``tokens``; returns the hashes newly stored
