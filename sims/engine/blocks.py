@@ -224,6 +224,7 @@ class BlockPool:
         self.cached: dict[int, int] = {}
         self.free_q = EVICTORS[eviction]()
         self.free_q.fill(num_blocks)
+        self.num_free = num_blocks  # len(free_q), kept by every take and give (a hot read)
         self.lazy = 0  # blocks marked cached with a negative mark: hashes not computed yet (paged.py)
         self.evictions = 0  # cached blocks handed out again
         # frees and new cache entries: the only changes that can let a refused admission through
@@ -239,17 +240,13 @@ class BlockPool:
         return new
 
     @property
-    def num_free(self) -> int:
-        return len(self.free_q)
-
-    @property
     def num_cached(self) -> int:
         """Blocks holding a cached prefix (hashed, or marked to be hashed)."""
         return len(self.cached) + self.lazy
 
     @property
     def num_used(self) -> int:
-        return self.num_blocks - len(self.free_q)
+        return self.num_blocks - self.num_free
 
     def match(self, hashes: list[int]) -> list[int]:
         """The blocks caching the longest prefix of ``hashes`` (stops at the first miss)."""
@@ -277,15 +274,16 @@ class BlockPool:
         for b in blocks:
             if ref[b] == 0:
                 self.free_q.remove(b)
+                self.num_free -= 1
             ref[b] += 1
 
     def allocate(self, n: int, evicted: list[int] | None = None) -> list[int] | None:
         """``n`` fresh blocks from the front of the free queue, or None if fewer are free.
         A reused block loses its cached hash (its hash is appended to ``evicted`` if given)."""
-        fq = self.free_q
-        if n > len(fq):
+        if n > self.num_free:
             return None
-        out = fq.take(n)
+        out = self.free_q.take(n)
+        self.num_free -= n
         ref = self.ref
         bh = self.block_hash
         hs = [bh[b] for b in out] if self.cached or self.lazy else ()  # any block may carry a hash
@@ -329,6 +327,7 @@ class BlockPool:
                     ref[b] = r
                     if r == 0:
                         freed.append(b)
+            self.num_free += len(freed)
             hashed = [b for b in freed if bh[b] is not None]
             if len(hashed) == len(freed):
                 self.free_q.push_freed(hashed, [])
@@ -340,6 +339,7 @@ class BlockPool:
             ref[b] -= 1
             if ref[b] == 0:
                 push(b, bh[b] is not None, cost)
+                self.num_free += 1
 
     def cache(self, block: int, h: int) -> bool:
         """Register a full, computed block under hash ``h``. False if caching is off, the block
@@ -354,6 +354,7 @@ class BlockPool:
     def check_invariants(self) -> None:
         free = self.free_q.order()
         assert len(free) == len(set(free)) == len(self.free_q), "free queue holds a block twice"
+        assert self.num_free == len(free), "num_free differs from the free queue"
         for b in free:
             assert self.ref[b] == 0, f"block {b} is free with refcount {self.ref[b]}"
         assert min(self.ref) >= 0, "negative refcount"

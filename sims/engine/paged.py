@@ -161,7 +161,7 @@ class Paged(Allocator):
         seq.blocks = hits + fresh if hits else fresh
         seq.cached_blocks = len(hits)
         seq.computed = hit = len(hits) * B
-        self.held = pool.num_used * B
+        self.held = (pool.num_blocks - pool.num_free) * B
         slots = len(seq.blocks) * B
         self._set_reserved(seq, slots)
         return KVBlocks(tuple(fresh), slots, hit)
@@ -169,20 +169,12 @@ class Paged(Allocator):
     def grow_one(self, seq) -> bool:
         """One more block at the end of ``seq``'s table (a decode crossing a block boundary)."""
         pool = self.pool
-        q = pool.free_q
-        if not len(q):
+        if not pool.num_free:
             return False
-        b = q.pop()
-        h = pool.block_hash[b]
-        if h is not None:
-            pool.block_hash[b] = None
-            pool.evictions += 1
-            if h >= 0:
-                del pool.cached[h]
-                if self._listener:
-                    self._listener("removed", [h])
-            else:
-                pool.lazy -= 1
+        b = pool.free_q.pop()
+        pool.num_free -= 1
+        if pool.block_hash[b] is not None:
+            self._evict(b)
         pool.ref[b] = 1
         seq.blocks.append(b)
         B = self.B
@@ -195,37 +187,37 @@ class Paged(Allocator):
         blocks), its next crossing put on ``cal``; False, with nothing done, when fewer blocks are
         free than entries (the general step then preempts). See ``Allocator.decode_grow``."""
         pool = self.pool
-        fq = pool.free_q
-        if len(crossings) > len(fq):
+        if len(crossings) > pool.num_free:
             return False
+        fq = pool.free_q
         stack = fq._stack if type(fq) is LRUFree else None  # LRU: unhashed blocks are taken first
         pop = fq.pop
-        bh, ref, cached = pool.block_hash, pool.ref, pool.cached
+        bh, ref = pool.block_hash, pool.ref
         B = self.B
-        held, rsum, usum = self.held, self.reserved_sum, self.useful_sum
+        usum = self.useful_sum
+        n = 0
         for e in crossings:
             seq = e[1]
             if e[0] != seq.epoch:
                 continue
             b = stack.pop() if stack else pop()
             h = bh[b]
-            if h is not None:
+            if h is not None:  # ``_evict``, inline
                 bh[b] = None
                 pool.evictions += 1
                 if h < 0:
                     pool.lazy -= 1
                 else:
-                    del cached[h]
+                    del pool.cached[h]
                     if self._listener:
                         self._listener("removed", [h])
             ref[b] = 1
             seq.blocks.append(b)
+            n += 1
             r0 = seq.reserved
             r = r0 + B
             fl = seq.final_len
             usum += (r if r < fl else fl) - (r0 if r0 < fl else fl)
-            rsum += B
-            held += B
             seq.reserved = r
             if r < fl:
                 nxt = seq.d0_step + r - seq.prompt_len - seq.d0_gen
@@ -233,8 +225,24 @@ class Paged(Allocator):
                     cal[nxt].append(e)
                 else:
                     cal[nxt] = [e]
-        self.held, self.reserved_sum, self.useful_sum = held, rsum, usum
+        pool.num_free -= n
+        self.held += n * B
+        self.reserved_sum += n * B
+        self.useful_sum = usum
         return True
+
+    def _evict(self, b: int) -> None:
+        """Block ``b``, just taken from the free queue, loses the prefix it caches."""
+        pool = self.pool
+        h = pool.block_hash[b]
+        pool.block_hash[b] = None
+        pool.evictions += 1
+        if h >= 0:
+            del pool.cached[h]
+            if self._listener:
+                self._listener("removed", [h])
+        else:
+            pool.lazy -= 1
 
     def grow(self, seq, tokens: int) -> bool:
         need = -(-tokens // self.B) - len(seq.blocks)
@@ -247,7 +255,7 @@ class Paged(Allocator):
         if evicted and self._listener:
             self._listener("removed", evicted)
         seq.blocks += fresh
-        self.held = self.pool.num_used * self.B
+        self.held = (self.pool.num_blocks - self.pool.num_free) * self.B
         self._set_reserved(seq, len(seq.blocks) * self.B)
         return True
 
@@ -340,7 +348,7 @@ class Paged(Allocator):
         self.pool.free(seq.blocks, cost)
         seq.blocks = []
         seq.cached_blocks = 0
-        self.held = self.pool.num_used * self.B
+        self.held = (self.pool.num_blocks - self.pool.num_free) * self.B
         self._set_reserved(seq, 0)
 
     def usage(self) -> float:
