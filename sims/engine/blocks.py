@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import heapq
-from collections import deque
 
 from sims.core.rng import mix64 as _mix
 from sims.core.rng import stable_hash64
@@ -61,20 +60,23 @@ class LRUFree:
     first), then a FIFO of hashed ones (the least recently freed first). A block keeps its
     hashedness while free, and only hashed blocks are taken out by a cache hit: such a removal
     leaves a stale entry in the FIFO, always before any later entry of the same block, so the
-    first entry met of a block with stale entries is skipped."""
+    first entry met of a block with stale entries is skipped. The FIFO is a list read from
+    ``_head`` on (taking n blocks is one slice), compacted when its dead front outgrows the rest."""
 
     name = "lru"
 
     def __init__(self) -> None:
         self._stack: list[int] = []  # unhashed, the front of the queue at the end
-        self._fifo: deque[int] = deque()  # hashed, the front of the queue at the left
+        self._fifo: list[int] = []  # hashed, the front of the queue at _fifo[_head]
+        self._head = 0
         self._gone: dict[int, int] = {}  # block -> stale FIFO entries still ahead of its live one
         self._stale = 0
 
     def __deepcopy__(self, memo: dict) -> LRUFree:  # checkpoints: C-speed copies of ints
         new = LRUFree.__new__(LRUFree)
         new._stack = list(self._stack)
-        new._fifo = deque(self._fifo)
+        new._fifo = self._fifo[self._head :]
+        new._head = 0
         new._gone = dict(self._gone)
         new._stale = self._stale
         return new
@@ -85,22 +87,28 @@ class LRUFree:
 
     def push(self, block: int, hashed: bool, cost: float) -> None:
         if hashed:
-            self._fifo.append(block)
+            self.push_freed([block], [])
         else:
             self._stack.append(block)
 
     def push_freed(self, hashed: list[int], unhashed: list[int]) -> None:
         """Push ``hashed`` then ``unhashed`` blocks, each list in push order (``push`` in bulk)."""
-        self._fifo.extend(hashed)
-        self._stack.extend(unhashed)
+        fifo = self._fifo
+        h = self._head
+        if h > 1024 and h > len(fifo) - h:  # the dead front is the larger part: drop it
+            del fifo[:h]
+            self._head = 0
+        fifo += hashed
+        self._stack += unhashed
 
     def pop(self) -> int:
         if self._stack:
             return self._stack.pop()
-        pl = self._fifo.popleft
+        fifo = self._fifo
         gone = self._gone
         while True:
-            b = pl()
+            b = fifo[self._head]
+            self._head += 1
             if gone and b in gone:
                 self._stale -= 1
                 if gone[b] == 1:
@@ -122,8 +130,9 @@ class LRUFree:
                 pop = self.pop
                 out += [pop() for _ in range(n - k)]
             else:
-                pl = self._fifo.popleft
-                out += [pl() for _ in range(n - k)]
+                h = self._head
+                self._head = h + n - k
+                out += self._fifo[h : h + n - k]
         return out
 
     def remove(self, block: int) -> None:
@@ -132,12 +141,12 @@ class LRUFree:
         self._stale += 1
 
     def __len__(self) -> int:
-        return len(self._stack) + len(self._fifo) - self._stale
+        return len(self._stack) + len(self._fifo) - self._head - self._stale
 
     def order(self) -> list[int]:
         out = self._stack[::-1]
         gone = dict(self._gone)
-        for b in self._fifo:
+        for b in self._fifo[self._head :]:
             if gone.get(b):
                 gone[b] -= 1
                 continue
@@ -315,18 +324,15 @@ class BlockPool:
         ref = self.ref
         bh = self.block_hash
         if type(self.free_q) is LRUFree:  # the hot path, in bulk
-            tail_first = blocks[::-1]
-            if max(map(ref.__getitem__, tail_first), default=0) == 1:  # nothing shared: all go free
-                for b in tail_first:
-                    ref[b] = 0
-                freed = tail_first
-            else:
-                freed = []
-                for b in tail_first:
-                    r = ref[b] - 1
-                    ref[b] = r
-                    if r == 0:
-                        freed.append(b)
+            freed = tail_first = blocks[::-1]
+            shared = False
+            for b in tail_first:
+                r = ref[b]
+                if r != 1:
+                    shared = True
+                ref[b] = r - 1
+            if shared:  # a block still referenced elsewhere stays taken
+                freed = [b for b in tail_first if not ref[b]]
             self.num_free += len(freed)
             hashed = [b for b in freed if bh[b] is not None]
             if len(hashed) == len(freed):

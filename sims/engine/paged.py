@@ -163,7 +163,10 @@ class Paged(Allocator):
         seq.computed = hit = len(hits) * B
         self.held = (pool.num_blocks - pool.num_free) * B
         slots = len(seq.blocks) * B
-        self._set_reserved(seq, slots)
+        r, fl = seq.reserved, seq.final_len  # _set_reserved(seq, slots), inline
+        self.reserved_sum += slots - r
+        self.useful_sum += (slots if slots < fl else fl) - (r if r < fl else fl)
+        seq.reserved = slots
         return KVBlocks(tuple(fresh), slots, hit)
 
     def grow_one(self, seq) -> bool:
@@ -179,7 +182,11 @@ class Paged(Allocator):
         seq.blocks.append(b)
         B = self.B
         self.held += B
-        self._set_reserved(seq, seq.reserved + B)
+        r0, fl = seq.reserved, seq.final_len  # _set_reserved(seq, r0 + B), inline
+        r = r0 + B
+        self.reserved_sum += B
+        self.useful_sum += (r if r < fl else fl) - (r0 if r0 < fl else fl)
+        seq.reserved = r
         return True
 
     def decode_grow(self, crossings: list, cal: dict) -> bool:
@@ -349,7 +356,10 @@ class Paged(Allocator):
         seq.blocks = []
         seq.cached_blocks = 0
         self.held = (self.pool.num_blocks - self.pool.num_free) * self.B
-        self._set_reserved(seq, 0)
+        r, fl = seq.reserved, seq.final_len  # _set_reserved(seq, 0), inline
+        self.reserved_sum -= r
+        self.useful_sum -= r if r < fl else fl
+        seq.reserved = 0
 
     def usage(self) -> float:
         return self.pool.num_used / self.pool.num_blocks
