@@ -53,6 +53,14 @@ def arrivals(rng: Random, rate: float, ladder: list, duration: float) -> Iterato
     """Poisson arrival times; a ladder changes the rate at its steps (exact: the gap is redrawn
     at each step boundary, which is memoryless)."""
     t = 0.0
+    if not ladder:  # one rate throughout: the loop below without its step lookups, same draws
+        if rate <= 0:
+            return
+        while True:
+            t += exponential(rng, rate)
+            if t > duration:
+                return
+            yield t
     bounds = [float(s[0]) for s in ladder]
     while True:
         r = rate_at(ladder, rate, t)
