@@ -51,6 +51,8 @@ def run_decodes(eng, until: float) -> None:
     s_other = eng._s_other
     now, s, s_dec, work = eng.now, eng.step_idx, eng._s_dec, eng._work
     held, rsum, usum = alloc.held, alloc.reserved_sum, alloc.useful_sum
+    # the memory terms that change only when blocks move (crossings, finishes): integers, exact
+    shared, never, free, usage = rsum - held, rsum - usum, cap - held, held / cap  # usage(): held / cap
     busy, k_tot, k_state, k_res, k_int, k_ext = (
         st.busy_s,
         st.kv_total,
@@ -82,6 +84,7 @@ def run_decodes(eng, until: float) -> None:
                     stop = True
                     break
                 held, rsum, usum = alloc.held, alloc.reserved_sum, alloc.useful_sum
+                shared, never, free, usage = rsum - held, rsum - usum, cap - held, held / cap
             fins = fin_cal.pop(s, None)
             # Engine._account, term by term
             busy += dur
@@ -89,10 +92,10 @@ def run_decodes(eng, until: float) -> None:
             itl[us] = itl.get(us, 0) + n_d
             state = s_dec + s_other
             k_tot += dur * cap
-            k_state += dur * (state - (rsum - held))
+            k_state += dur * (state - shared)
             k_res += dur * (usum - state)
-            k_int += dur * (rsum - usum)
-            k_ext += dur * (cap - held)
+            k_int += dur * never
+            k_ext += dur * free
             now += dur
             s += 1
             s_dec += n_d
@@ -104,7 +107,8 @@ def run_decodes(eng, until: float) -> None:
                         eng._finish(seq)
                 s_dec = eng._s_dec
                 held, rsum, usum = alloc.held, alloc.reserved_sum, alloc.useful_sum
-            recent.append([now - dur, dur, 0, n_d, held / cap])  # alloc.usage()
+                shared, never, free, usage = rsum - held, rsum - usum, cap - held, held / cap
+            recent.append([now - dur, dur, 0, n_d, usage])
             if fins is not None:
                 break  # the batch changed: new constants
         steps += s - s0
