@@ -294,20 +294,25 @@ class BlockPool:
         out = self.free_q.take(n)
         self.num_free -= n
         ref = self.ref
-        bh = self.block_hash
-        hs = [bh[b] for b in out] if self.cached or self.lazy else ()  # any block may carry a hash
-        held = n - hs.count(None) if hs else 0
-        if not held:
+        if not (self.cached or self.lazy):  # no block carries a hash
             for b in out:
                 ref[b] = 1
             return out
-        # reused blocks lose their hashes, in queue order
+        bh = self.block_hash
+        hs: list[int] = []  # the hashes reused blocks lose, in queue order
+        lose = hs.append
         for b in out:
             ref[b] = 1
-            bh[b] = None
+            h = bh[b]
+            if h is not None:
+                bh[b] = None
+                lose(h)
+        if not hs:
+            return out
+        held = len(hs)
         self.evictions += held
         if self.cached:
-            real = [h for h in hs if h is not None and h >= 0]
+            real = [h for h in hs if h >= 0]
             cached = self.cached
             for h in real:
                 del cached[h]
@@ -324,21 +329,19 @@ class BlockPool:
         ref = self.ref
         bh = self.block_hash
         if type(self.free_q) is LRUFree:  # the hot path, in bulk
-            freed = tail_first = blocks[::-1]
-            shared = False
-            for b in tail_first:
-                r = ref[b]
-                if r != 1:
-                    shared = True
-                ref[b] = r - 1
-            if shared:  # a block still referenced elsewhere stays taken
-                freed = [b for b in tail_first if not ref[b]]
-            self.num_free += len(freed)
-            hashed = [b for b in freed if bh[b] is not None]
-            if len(hashed) == len(freed):
-                self.free_q.push_freed(hashed, [])
-            else:
-                self.free_q.push_freed(hashed, [b for b in freed if bh[b] is None])
+            hashed: list[int] = []
+            unhashed: list[int] = []
+            keep, drop = hashed.append, unhashed.append
+            for b in reversed(blocks):
+                r = ref[b] - 1
+                ref[b] = r
+                if not r:  # free now: a block still referenced elsewhere stays taken
+                    if bh[b] is None:
+                        drop(b)
+                    else:
+                        keep(b)
+            self.num_free += len(hashed) + len(unhashed)
+            self.free_q.push_freed(hashed, unhashed)
             return
         push = self.free_q.push
         for b in reversed(blocks):
