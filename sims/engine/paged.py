@@ -125,7 +125,7 @@ class Paged(Allocator):
         """The hashes an admission of ``seq`` for ``target`` tokens matches against the cache; None
         while its root was seen by no other sequence (nothing can hit, so nothing is hashed)."""
         if self.lazy:
-            g = self._root(seq)
+            g = seq.root or self._root(seq)
             rec = self._roots.get(g, _NEW)
             if rec is _NEW:
                 self._roots[g] = _Lazy(seq, self.B)
@@ -324,7 +324,7 @@ class Paged(Allocator):
         if full <= c:
             return []
         if self.lazy:
-            g = self._root(seq)
+            g = seq.root or self._root(seq)
             rec = self._roots.get(g, _NEW)
             if rec is _NEW:
                 rec = self._roots[g] = _Lazy(seq, self.B)
@@ -351,8 +351,10 @@ class Paged(Allocator):
         return stored
 
     def release(self, seq, tokens: int, cost: float = 0.0) -> None:
-        self.register(seq, tokens)
-        self.pool.free(seq.blocks, cost)
+        blocks = seq.blocks
+        if tokens // self.B > seq.cached_blocks < len(blocks):  # else ``register`` has nothing to do
+            self.register(seq, tokens)
+        self.pool.free(blocks, cost)
         seq.blocks = []
         seq.cached_blocks = 0
         self.held = (self.pool.num_blocks - self.pool.num_free) * self.B
