@@ -149,7 +149,7 @@ class Paged(Allocator):
             return None
         hits = pool.match(hashes[: (target - 1) // B]) if hashes else []
         need = -(-(target + 1) // B) - len(hits)
-        if need > pool.num_free - pool.reusable(hits) - watermark:
+        if need > pool.num_free - (pool.reusable(hits) if hits else 0) - watermark:
             self._refused = (seq, target, watermark, not hashes, pool.gains)
             return None
         if hits:
