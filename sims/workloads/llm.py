@@ -129,7 +129,7 @@ def llm(params: dict, rng: Random, duration: float) -> Iterator[dict]:
                 segments.append([f"sys{tenant % p['system_prompts']}", p["system_len"]])
             user = _length(rng, pm, p["prompt_sigma"], 1, p["max_len"])
             segments.append([f"u{i}", user])
-        prompt = sum(s[1] for s in segments)
+        prompt = segments[0][1] if len(segments) == 1 else sum(s[1] for s in segments)  # ints
         if prompt >= p["max_len"]:  # keep room for at least one output token
             over = prompt - (p["max_len"] - 1)
             segments[-1][1] = max(1, segments[-1][1] - over)
