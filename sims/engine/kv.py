@@ -2,10 +2,11 @@
 
 ``contiguous_max`` / ``contiguous_pow2`` / ``contiguous_oracle`` reserve one contiguous range of
 token slots per sequence (Orca-style) from an address-ordered first-fit free list; ``paged`` gives
-each sequence a block table over a ``BlockPool`` (vLLM; ``paged.py``). The engine calls ``allocate_slots`` (reserve
-for the tokens it is about to compute, reporting prefix-cache hits in the ``KVBlocks`` it returns),
-``grow`` (when a decode step would write past ``seq.reserved``) and ``release``; it never touches a
-block itself (``allocator.py``). Capacity running out is a value (None, False), never an exception.
+each sequence a block table over a ``BlockPool`` (vLLM; ``paged.py``). The engine calls
+``allocate_slots`` (reserve for the tokens it is about to compute, reporting prefix-cache hits in
+the ``KVBlocks`` it returns), ``grow`` (when a decode step would write past ``seq.reserved``) and
+``release``; it never touches a block itself (``allocator.py``). Capacity running out is a value
+(None, False), never an exception.
 
 Every allocator keeps three aggregates the engine turns into the memory breakdown:
 ``held`` (slots in use), ``reserved_sum`` (sum over sequences of seq.reserved; larger than held
