@@ -127,7 +127,7 @@ def test_a_refused_queue_head_is_refused_again_only_while_nothing_was_freed_or_c
     shape = {"rate": 6.0, "prefix_len": 2048, "question_len": 512, "output_len": 200}
     p = preset([{"policy": "random"}, {"policy": "precise_prefix"}], 40.0, shape, {"kv_tokens": 16384})
     fast = Scenario(p).run()
-    orig = Paged.admit
+    orig = Paged.allocate_slots
     skipped = [0]
     memo: dict[int, tuple] = {}  # what the fast path would remember, per allocator
 
@@ -135,14 +135,15 @@ def test_a_refused_queue_head_is_refused_again_only_while_nothing_was_freed_or_c
         r = memo.get(id(self), ())
         would_skip = bool(r) and r[0] is seq and r[1:] == (target, watermark, not hashes, self.pool.gains)
         self._refused = ()  # always the full check
-        ok = orig(self, seq, target, hashes, watermark)
+        got = orig(self, seq, target, hashes, watermark)
+        ok = got is not None
         if would_skip:
             assert not ok, "the fast path would have refused an admission the full check allows"
             skipped[0] += 1
         memo[id(self)] = self._refused
-        return ok
+        return got
 
-    monkeypatch.setattr(Paged, "admit", full_check)
+    monkeypatch.setattr(Paged, "allocate_slots", full_check)
     slow = Scenario(p).run()
     assert skipped[0] > 100  # the workload does overload a replica
     assert slow.metrics() == fast.metrics()

@@ -135,7 +135,7 @@ class ClusterPanel(Panel):
         """Each replica's load and cache occupancy, and what the router knows."""
         reps = []
         for i, e in enumerate(self.engines):
-            cached = e.alloc.pool.num_cached if e.paged else 0
+            cached = e.alloc.num_cached
             reps.append(
                 {
                     "waiting": e.num_waiting,

@@ -143,7 +143,7 @@ def parse_preset(raw: dict, path: str) -> Preset:
     if stem != name:
         raise PresetError(f"{where}: field 'name' is {name!r} but must equal the file name {stem!r}")
     topic = _need(raw, "topic", str, where)
-    if topic not in registry.topic_names():
+    if not registry.has_topic(topic):
         raise PresetError(f"{where}: field 'topic': expected one of {', '.join(registry.topic_names())}, got {topic!r}")
     title = _need(raw, "title", str, where)
     watch_for = _need(raw, "watch_for", str, where)

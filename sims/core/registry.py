@@ -212,8 +212,30 @@ def topic_names() -> list[str]:
     return list(_infos())
 
 
+_ONE: dict[str, TopicInfo] = {}  # descriptors read one at a time, before every topic is needed
+
+
+def _one_info(name: object) -> TopicInfo | None:
+    """Topic ``name``'s descriptor read alone (a run needs one topic, not all of them); None when
+    ``name`` is no topic folder by the test ``_infos`` makes."""
+    info = _ONE.get(name) if isinstance(name, str) else None
+    if info is None and isinstance(name, str) and name.isidentifier():
+        path = SIMS / name / DESCRIPTOR
+        if path.is_file() and (SIMS / name / "__init__.py").is_file():
+            info = _ONE[name] = _read_info(name, path)
+    return info
+
+
+def has_topic(name: object) -> bool:
+    return (_INFOS is None and _one_info(name) is not None) or name in _infos()
+
+
 def topic_info(name: str) -> TopicInfo:
     """What topic ``name`` declares about itself (its ``topic.toml``)."""
+    if _INFOS is None:
+        info = _one_info(name)
+        if info is not None:
+            return info
     infos = _infos()
     if name not in infos:
         raise _unknown("topic", name, list(infos))

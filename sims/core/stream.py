@@ -84,15 +84,24 @@ def for_run(preset, seed: int, duration: float) -> tuple[list[dict], int]:
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)  # one encoder, reused
+try:  # the same encoder's C core, built once (``JSONEncoder.encode`` builds it again every call)
+    from json.encoder import c_make_encoder as _c_make_encoder
+    from json.encoder import encode_basestring_ascii as _ascii
+
+    _C_LINE = _c_make_encoder(None, _CANONICAL.default, _ascii, None, ":", ",", True, False, False)
+except (ImportError, TypeError):
+    _C_LINE = None
 
 
 def canonical_line(ev: dict) -> str:
+    if _C_LINE is not None and type(ev) is dict:
+        return "".join(_C_LINE(ev, 0))
     return _CANONICAL.encode(ev)
 
 
 def sha256(events: Iterable[dict]) -> str:
     """SHA-256 of the canonical lines joined by newlines."""
-    return hashlib.sha256("\n".join(map(_CANONICAL.encode, events)).encode()).hexdigest()
+    return hashlib.sha256("\n".join(map(canonical_line, events)).encode()).hexdigest()
 
 
 def write(events: Iterable[dict], path: str | Path) -> None:

@@ -25,7 +25,7 @@ class Admission:
         while self._swapped and running < cfg.max_num_seqs and budget > 0:
             seq = self._swapped[0][2]
             ctx = seq.prompt_len + seq.generated
-            if not alloc.admit(seq, ctx, None, self._wm if running else 0):
+            if alloc.allocate_slots(seq, ctx, None, self._wm if running else 0) is None:
                 if self._make_room(seq, running):
                     continue
                 return extra
@@ -58,7 +58,7 @@ class Admission:
                     budget -= n
                 continue
             if seq.prefilled:  # role=decode: its prompt KV arrives; it decodes at once
-                if not alloc.admit(seq, seq.prompt_len + 1, None, self._wm if running else 0):
+                if alloc.allocate_slots(seq, seq.prompt_len + 1, None, self._wm if running else 0) is None:
                     if self._make_room(seq, running):
                         continue
                     break
@@ -75,12 +75,13 @@ class Admission:
             if not cfg.chunked_prefill and target > budget:
                 break
             hashes = alloc.prompt_hashes(seq, target) if hashing else None
-            if not alloc.admit(seq, target, hashes, self._wm if running else 0):
+            got = alloc.allocate_slots(seq, target, hashes, self._wm if running else 0)
+            if got is None:
                 if self._make_room(seq, running):
                     continue
                 break
             heapq.heappop(waiting)
-            hit = seq.computed
+            hit = got.hit_tokens
             if seq.cached_tokens < 0:
                 seq.cached_tokens = min(hit, seq.prompt_len)
             self._work -= hit

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import heapq
-from collections import deque
 
 from sims.core.rng import mix64 as _mix
 from sims.core.rng import stable_hash64
@@ -61,20 +60,23 @@ class LRUFree:
     first), then a FIFO of hashed ones (the least recently freed first). A block keeps its
     hashedness while free, and only hashed blocks are taken out by a cache hit: such a removal
     leaves a stale entry in the FIFO, always before any later entry of the same block, so the
-    first entry met of a block with stale entries is skipped."""
+    first entry met of a block with stale entries is skipped. The FIFO is a list read from
+    ``_head`` on (taking n blocks is one slice), compacted when its dead front outgrows the rest."""
 
     name = "lru"
 
     def __init__(self) -> None:
         self._stack: list[int] = []  # unhashed, the front of the queue at the end
-        self._fifo: deque[int] = deque()  # hashed, the front of the queue at the left
+        self._fifo: list[int] = []  # hashed, the front of the queue at _fifo[_head]
+        self._head = 0
         self._gone: dict[int, int] = {}  # block -> stale FIFO entries still ahead of its live one
         self._stale = 0
 
     def __deepcopy__(self, memo: dict) -> LRUFree:  # checkpoints: C-speed copies of ints
         new = LRUFree.__new__(LRUFree)
         new._stack = list(self._stack)
-        new._fifo = deque(self._fifo)
+        new._fifo = self._fifo[self._head :]
+        new._head = 0
         new._gone = dict(self._gone)
         new._stale = self._stale
         return new
@@ -85,22 +87,28 @@ class LRUFree:
 
     def push(self, block: int, hashed: bool, cost: float) -> None:
         if hashed:
-            self._fifo.append(block)
+            self.push_freed([block], [])
         else:
             self._stack.append(block)
 
     def push_freed(self, hashed: list[int], unhashed: list[int]) -> None:
         """Push ``hashed`` then ``unhashed`` blocks, each list in push order (``push`` in bulk)."""
-        self._fifo.extend(hashed)
-        self._stack.extend(unhashed)
+        fifo = self._fifo
+        h = self._head
+        if h > 1024 and h > len(fifo) - h:  # the dead front is the larger part: drop it
+            del fifo[:h]
+            self._head = 0
+        fifo += hashed
+        self._stack += unhashed
 
     def pop(self) -> int:
         if self._stack:
             return self._stack.pop()
-        pl = self._fifo.popleft
+        fifo = self._fifo
         gone = self._gone
         while True:
-            b = pl()
+            b = fifo[self._head]
+            self._head += 1
             if gone and b in gone:
                 self._stale -= 1
                 if gone[b] == 1:
@@ -122,8 +130,9 @@ class LRUFree:
                 pop = self.pop
                 out += [pop() for _ in range(n - k)]
             else:
-                pl = self._fifo.popleft
-                out += [pl() for _ in range(n - k)]
+                h = self._head
+                self._head = h + n - k
+                out += self._fifo[h : h + n - k]
         return out
 
     def remove(self, block: int) -> None:
@@ -132,12 +141,12 @@ class LRUFree:
         self._stale += 1
 
     def __len__(self) -> int:
-        return len(self._stack) + len(self._fifo) - self._stale
+        return len(self._stack) + len(self._fifo) - self._head - self._stale
 
     def order(self) -> list[int]:
         out = self._stack[::-1]
         gone = dict(self._gone)
-        for b in self._fifo:
+        for b in self._fifo[self._head :]:
             if gone.get(b):
                 gone[b] -= 1
                 continue
@@ -224,6 +233,7 @@ class BlockPool:
         self.cached: dict[int, int] = {}
         self.free_q = EVICTORS[eviction]()
         self.free_q.fill(num_blocks)
+        self.num_free = num_blocks  # len(free_q), kept by every take and give (a hot read)
         self.lazy = 0  # blocks marked cached with a negative mark: hashes not computed yet (paged.py)
         self.evictions = 0  # cached blocks handed out again
         # frees and new cache entries: the only changes that can let a refused admission through
@@ -239,17 +249,13 @@ class BlockPool:
         return new
 
     @property
-    def num_free(self) -> int:
-        return len(self.free_q)
-
-    @property
     def num_cached(self) -> int:
         """Blocks holding a cached prefix (hashed, or marked to be hashed)."""
         return len(self.cached) + self.lazy
 
     @property
     def num_used(self) -> int:
-        return self.num_blocks - len(self.free_q)
+        return self.num_blocks - self.num_free
 
     def match(self, hashes: list[int]) -> list[int]:
         """The blocks caching the longest prefix of ``hashes`` (stops at the first miss)."""
@@ -277,30 +283,36 @@ class BlockPool:
         for b in blocks:
             if ref[b] == 0:
                 self.free_q.remove(b)
+                self.num_free -= 1
             ref[b] += 1
 
     def allocate(self, n: int, evicted: list[int] | None = None) -> list[int] | None:
         """``n`` fresh blocks from the front of the free queue, or None if fewer are free.
         A reused block loses its cached hash (its hash is appended to ``evicted`` if given)."""
-        fq = self.free_q
-        if n > len(fq):
+        if n > self.num_free:
             return None
-        out = fq.take(n)
+        out = self.free_q.take(n)
+        self.num_free -= n
         ref = self.ref
-        bh = self.block_hash
-        hs = [bh[b] for b in out] if self.cached or self.lazy else ()  # any block may carry a hash
-        held = n - hs.count(None) if hs else 0
-        if not held:
+        if not (self.cached or self.lazy):  # no block carries a hash
             for b in out:
                 ref[b] = 1
             return out
-        # reused blocks lose their hashes, in queue order
+        bh = self.block_hash
+        hs: list[int] = []  # the hashes reused blocks lose, in queue order
+        lose = hs.append
         for b in out:
             ref[b] = 1
-            bh[b] = None
+            h = bh[b]
+            if h is not None:
+                bh[b] = None
+                lose(h)
+        if not hs:
+            return out
+        held = len(hs)
         self.evictions += held
         if self.cached:
-            real = [h for h in hs if h is not None and h >= 0]
+            real = [h for h in hs if h >= 0]
             cached = self.cached
             for h in real:
                 del cached[h]
@@ -317,29 +329,26 @@ class BlockPool:
         ref = self.ref
         bh = self.block_hash
         if type(self.free_q) is LRUFree:  # the hot path, in bulk
-            tail_first = blocks[::-1]
-            if max(map(ref.__getitem__, tail_first), default=0) == 1:  # nothing shared: all go free
-                for b in tail_first:
-                    ref[b] = 0
-                freed = tail_first
-            else:
-                freed = []
-                for b in tail_first:
-                    r = ref[b] - 1
-                    ref[b] = r
-                    if r == 0:
-                        freed.append(b)
-            hashed = [b for b in freed if bh[b] is not None]
-            if len(hashed) == len(freed):
-                self.free_q.push_freed(hashed, [])
-            else:
-                self.free_q.push_freed(hashed, [b for b in freed if bh[b] is None])
+            hashed: list[int] = []
+            unhashed: list[int] = []
+            keep, drop = hashed.append, unhashed.append
+            for b in reversed(blocks):
+                r = ref[b] - 1
+                ref[b] = r
+                if not r:  # free now: a block still referenced elsewhere stays taken
+                    if bh[b] is None:
+                        drop(b)
+                    else:
+                        keep(b)
+            self.num_free += len(hashed) + len(unhashed)
+            self.free_q.push_freed(hashed, unhashed)
             return
         push = self.free_q.push
         for b in reversed(blocks):
             ref[b] -= 1
             if ref[b] == 0:
                 push(b, bh[b] is not None, cost)
+                self.num_free += 1
 
     def cache(self, block: int, h: int) -> bool:
         """Register a full, computed block under hash ``h``. False if caching is off, the block
@@ -354,6 +363,7 @@ class BlockPool:
     def check_invariants(self) -> None:
         free = self.free_q.order()
         assert len(free) == len(set(free)) == len(self.free_q), "free queue holds a block twice"
+        assert self.num_free == len(free), "num_free differs from the free queue"
         for b in free:
             assert self.ref[b] == 0, f"block {b} is free with refcount {self.ref[b]}"
         assert min(self.ref) >= 0, "negative refcount"

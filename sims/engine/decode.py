@@ -5,17 +5,15 @@ is a closed-form function of the step index: the batch keeps its ``n`` sequences
 sum grows by ``n`` a step. ``run_decodes`` executes those steps exactly as ``Engine._step`` would,
 one by one and in the same floating-point order (every sum is still accumulated step by step, so
 results are bit-identical), but without the general step's per-step work: no calendar of demotions,
-no admission, no chunk list, no method calls. Block-boundary crossings are served inline from the
-LRU free queue; a sequence that finishes ends its step as in ``Engine._step``. It hands back to the
-general step at the first step it cannot price: a crossing with too few free blocks (preemption),
+no admission, no chunk list. A step's block-boundary crossings go to the KV manager in one call
+(``Allocator.decode_grow``: this module never touches a block); a sequence that finishes ends its
+step as in ``Engine._step``. It hands back to the general step at the first step it cannot price:
+a crossing the KV manager will not serve (too few free blocks: a preemption; a contiguous range),
 any other pending work, or a step past ``until``. ``tests/test_engine_fast.py`` checks it against
 the general step on every engine and cluster preset.
 """
 
 from __future__ import annotations
-
-from sims.engine.blocks import LRUFree
-from sims.engine.paged import Paged
 
 
 def can_run(eng) -> bool:
@@ -41,14 +39,7 @@ def run_decodes(eng, until: float) -> None:
     fin_cal = eng._finish_cal
     recent = eng.recent
     itl = st.itl_us
-    lru = isinstance(alloc, Paged) and type(alloc.pool.free_q) is LRUFree
-    if lru:
-        pool = alloc.pool
-        fq = pool.free_q
-        stack = fq._stack
-        bh, ref, cached = pool.block_hash, pool.ref, pool.cached
-        nb = pool.num_blocks
-        B = alloc.B
+    decode_grow = alloc.decode_grow
     # the step-time model's constants (CostModel.step_time with no prefill, term by term)
     pf = cost.attn_flops_per_pair
     flops_s = cost.peak_flops * cost.prefill_mfu
@@ -60,6 +51,8 @@ def run_decodes(eng, until: float) -> None:
     s_other = eng._s_other
     now, s, s_dec, work = eng.now, eng.step_idx, eng._s_dec, eng._work
     held, rsum, usum = alloc.held, alloc.reserved_sum, alloc.useful_sum
+    # the memory terms that change only when blocks move (crossings, finishes): integers, exact
+    shared, never, free, usage = rsum - held, rsum - usum, cap - held, held / cap  # usage(): held / cap
     busy, k_tot, k_state, k_res, k_int, k_ext = (
         st.busy_s,
         st.kv_total,
@@ -74,7 +67,6 @@ def run_decodes(eng, until: float) -> None:
         n_d = len(decode)
         base_flops = 2.0 * cost.params * n_d
         ar = cost.allreduce_s(n_d)
-        free = len(fq) if lru else 0
         s0 = s
         while now <= until:
             # CostModel.step_time(0, 0, 0, n_d, s_dec), in its order of operations
@@ -85,43 +77,14 @@ def run_decodes(eng, until: float) -> None:
                 stop = True
                 break
             g = grow_cal.pop(s, None)
-            if g is not None:
-                if not lru or len(g) > free:  # a crossing may need a preemption: the general step
+            if g is not None:  # crossings: the KV manager grows them all, or the general step does
+                eng.now = now  # (a cache listener reads the clock)
+                if not decode_grow(g, grow_cal):
                     grow_cal[s] = g
                     stop = True
                     break
-                for e in g:
-                    seq = e[1]
-                    if e[0] != seq.epoch:
-                        continue
-                    b = stack.pop() if stack else fq.pop()
-                    free -= 1
-                    h = bh[b]
-                    if h is not None:
-                        bh[b] = None
-                        pool.evictions += 1
-                        if h < 0:
-                            pool.lazy -= 1
-                        else:
-                            del cached[h]
-                            if alloc._listener:
-                                eng.now = now
-                                alloc._listener("removed", [h])
-                    ref[b] = 1
-                    seq.blocks.append(b)
-                    r0 = seq.reserved
-                    r = r0 + B
-                    fl = seq.final_len
-                    usum += (r if r < fl else fl) - (r0 if r0 < fl else fl)
-                    rsum += B
-                    held += B
-                    seq.reserved = r
-                    if r < fl:
-                        nxt = seq.d0_step + r - seq.prompt_len - seq.d0_gen
-                        if nxt in grow_cal:
-                            grow_cal[nxt].append(e)
-                        else:
-                            grow_cal[nxt] = [e]
+                held, rsum, usum = alloc.held, alloc.reserved_sum, alloc.useful_sum
+                shared, never, free, usage = rsum - held, rsum - usum, cap - held, held / cap
             fins = fin_cal.pop(s, None)
             # Engine._account, term by term
             busy += dur
@@ -129,23 +92,22 @@ def run_decodes(eng, until: float) -> None:
             itl[us] = itl.get(us, 0) + n_d
             state = s_dec + s_other
             k_tot += dur * cap
-            k_state += dur * (state - (rsum - held))
+            k_state += dur * (state - shared)
             k_res += dur * (usum - state)
-            k_int += dur * (rsum - usum)
-            k_ext += dur * (cap - held)
+            k_int += dur * never
+            k_ext += dur * free
             now += dur
             s += 1
             s_dec += n_d
             work -= n_d
             if fins is not None:
                 eng.now, eng.step_idx, eng._s_dec, eng._work = now, s, s_dec, work
-                alloc.held, alloc.reserved_sum, alloc.useful_sum = held, rsum, usum
                 for epoch, seq in fins:
                     if epoch == seq.epoch:
                         eng._finish(seq)
                 s_dec = eng._s_dec
                 held, rsum, usum = alloc.held, alloc.reserved_sum, alloc.useful_sum
-            usage = (nb - (len(fq) if fins is not None else free)) / nb if lru else _usage(alloc, held)
+                shared, never, free, usage = rsum - held, rsum - usum, cap - held, held / cap
             recent.append([now - dur, dur, 0, n_d, usage])
             if fins is not None:
                 break  # the batch changed: new constants
@@ -154,7 +116,6 @@ def run_decodes(eng, until: float) -> None:
         if now > until:
             break
     eng.now, eng.step_idx, eng._s_dec, eng._work = now, s, s_dec, work
-    alloc.held, alloc.reserved_sum, alloc.useful_sum = held, rsum, usum
     st.busy_s, st.kv_total, st.kv_state, st.kv_reserved, st.kv_internal, st.kv_external = (
         busy,
         k_tot,
@@ -167,8 +128,3 @@ def run_decodes(eng, until: float) -> None:
     st.batch_sum += tokens
     st.tokens_sum += tokens
     st.decode_tokens += tokens
-
-
-def _usage(alloc, held: int) -> float:
-    alloc.held = held
-    return alloc.usage()

@@ -157,7 +157,7 @@ class Engine(Admission, Lifecycle, Preemption, Reading):
     # -- driving --------------------------------------------------------------------------------
     def submit(self, req: dict, t: float) -> None:
         """Queue an llm request event (sims/workloads/llm.py) that arrives at ``t``."""
-        if not self.has_work() and t > self.now:
+        if t > self.now and not (self._waiting or self._swapped or self._prefilling or self._decode):
             self.now = t
         self.submitted += 1
         prompt = int(req["prompt_len"])
@@ -172,18 +172,19 @@ class Engine(Admission, Lifecycle, Preemption, Reading):
         session, turn = int(req.get("session", -1)), int(req.get("turn", 0))
         out_cid = f"a{session}.{turn}" if session >= 0 else f"o{rid}"
         pre = req.get("prefilled")
-        seq = Seq(
-            rid=rid,
-            arrival=pre["arrival"] if pre else t,
-            prompt_len=prompt,
-            output_len=out,
-            segments=req.get("segments") or [[f"u{rid}", prompt]],
-            out_cid=out_cid,
-            order=self._orders,
-            tenant=int(req.get("tenant", 0)),
-            priority=float(req.get("priority", req.get("tenant", 0))),
-            session=session,
-            turn=turn,
+        tenant = req.get("tenant", 0)
+        seq = Seq(  # positional, in field order: rid, arrival, prompt_len, output_len, segments,
+            rid,  # out_cid, order, tenant, priority, session, turn
+            pre["arrival"] if pre else t,
+            prompt,
+            out,
+            req.get("segments") or [[f"u{rid}", prompt]],
+            out_cid,
+            self._orders,
+            int(tenant),
+            float(req.get("priority", tenant)),
+            session,
+            turn,
         )
         seq.final_len = prompt + out
         n = int(req.get("n", 1))
@@ -285,7 +286,8 @@ class Engine(Admission, Lifecycle, Preemption, Reading):
             if epoch == seq.epoch:
                 self._finish(seq)
         self._popped = -1
-        self.recent.append([self.now - dur, dur, pt, n_d, self.alloc.usage()])
+        alloc = self.alloc
+        self.recent.append([self.now - dur, dur, pt, n_d, alloc.held / alloc.capacity])  # alloc.usage()
 
     def _account(self, dur: float, n_d: int, chunks: list, pt: int) -> None:
         st = self.stats

@@ -2,9 +2,11 @@
 
 ``contiguous_max`` / ``contiguous_pow2`` / ``contiguous_oracle`` reserve one contiguous range of
 token slots per sequence (Orca-style) from an address-ordered first-fit free list; ``paged`` gives
-each sequence a block table over a ``BlockPool`` (vLLM; ``paged.py``). The engine calls ``admit`` (reserve for the
-tokens it is about to compute, reporting prefix-cache hits), ``grow`` (when a decode step would write
-past ``seq.reserved``) and ``release``. Capacity running out is a value (False), never an exception.
+each sequence a block table over a ``BlockPool`` (vLLM; ``paged.py``). The engine calls
+``allocate_slots`` (reserve for the tokens it is about to compute, reporting prefix-cache hits in
+the ``KVBlocks`` it returns), ``grow`` (when a decode step would write past ``seq.reserved``) and
+``release``; it never touches a block itself (``allocator.py``). Capacity running out is a value
+(None, False), never an exception.
 
 Every allocator keeps three aggregates the engine turns into the memory breakdown:
 ``held`` (slots in use), ``reserved_sum`` (sum over sequences of seq.reserved; larger than held
@@ -14,7 +16,7 @@ reserved slots its own tokens will fill; the rest of a reservation is never used
 
 from __future__ import annotations
 
-from sims.engine.allocator import Allocator
+from sims.engine.allocator import Allocator, KVBlocks
 from sims.engine.blocks import block_hashes
 from sims.engine.paged import Paged
 
@@ -63,15 +65,15 @@ class Contiguous(Allocator):
             self._largest = max((h[1] for h in self.holes), default=0)
         return (self.capacity - self.held) - self._largest
 
-    def admit(self, seq, target: int, hashes: list[int] | None, watermark: int) -> bool:
+    def allocate_slots(self, seq, target: int, hashes: list[int] | None, watermark: int) -> KVBlocks | None:
         size = min(self.capacity, self.reserve(seq, target + 1))
         start = self._take(size)
         if start < 0:
-            return False
+            return None
         seq.region = start
         self.held += size
         self._set_reserved(seq, size)
-        return True
+        return KVBlocks((), size, 0)
 
     def grow(self, seq, tokens: int) -> bool:
         size = min(self.capacity, self.reserve(seq, tokens))
@@ -123,14 +125,11 @@ class Contiguous(Allocator):
     def fork(self, parent, child) -> int | None:
         """A parallel sample of ``parent``: a range of its own with room for its next token.
         Returns the blocks copied (0), or None when memory is short."""
-        return 0 if self.admit(child, child.prompt_len + 1, None, 0) else None
+        return None if self.allocate_slots(child, child.prompt_len + 1, None, 0) is None else 0
 
     @property
     def num_units(self) -> int:
         return self.capacity
-
-    def usage(self) -> float:
-        return self.held / self.capacity
 
     def table(self, seq) -> list[int]:
         return [seq.region, seq.reserved] if seq.reserved else []
@@ -202,4 +201,4 @@ def make_allocator(
     raise ValueError(f"unknown allocator {kind!r}; valid: {', '.join(ALLOCATORS)}")
 
 
-__all__ = ["ALLOCATORS", "Allocator", "Paged", "block_hashes", "make_allocator", "next_pow2"]
+__all__ = ["ALLOCATORS", "Allocator", "KVBlocks", "Paged", "block_hashes", "make_allocator", "next_pow2"]

@@ -8,7 +8,6 @@ computation fed one record at a time, so a panel's live metrics equal ``summariz
 from __future__ import annotations
 
 import heapq
-from bisect import insort
 from dataclasses import dataclass, field
 from math import fsum
 from typing import NamedTuple
@@ -88,15 +87,26 @@ def weighted_percentile(hist: dict, q: float) -> float:
 
 
 class Sorted:
-    """Values kept sorted: exact percentiles, and an order-independent mean (fsum)."""
+    """Values read sorted: exact percentiles, and an order-independent mean (fsum). Added values
+    are sorted when next read (one sort, not an insertion each: latencies are never -0.0 or NaN,
+    so the sorted list is the same either way)."""
 
-    __slots__ = ("v",)
+    __slots__ = ("_v", "_n")
 
     def __init__(self) -> None:
-        self.v: list[float] = []
+        self._v: list[float] = []
+        self._n = 0  # the sorted prefix
 
     def add(self, x: float) -> None:
-        insort(self.v, x)
+        self._v.append(x)
+
+    @property
+    def v(self) -> list[float]:
+        v = self._v
+        if self._n < len(v):
+            v.sort()
+            self._n = len(v)
+        return v
 
     def p(self, q: float) -> float:
         return percentile(self.v, q, is_sorted=True)

@@ -13,8 +13,8 @@ before. A ``kv_listener`` (which publishes hashes) makes every root eager at onc
 
 from __future__ import annotations
 
-from sims.engine.allocator import Allocator
-from sims.engine.blocks import BlockPool, block_hashes
+from sims.engine.allocator import Allocator, KVBlocks
+from sims.engine.blocks import BlockPool, LRUFree, block_hashes
 
 _NEW = object()  # a root never seen by this allocator
 
@@ -125,7 +125,7 @@ class Paged(Allocator):
         """The hashes an admission of ``seq`` for ``target`` tokens matches against the cache; None
         while its root was seen by no other sequence (nothing can hit, so nothing is hashed)."""
         if self.lazy:
-            g = self._root(seq)
+            g = seq.root or self._root(seq)
             rec = self._roots.get(g, _NEW)
             if rec is _NEW:
                 self._roots[g] = _Lazy(seq, self.B)
@@ -137,7 +137,7 @@ class Paged(Allocator):
         return seq.full_hashes(self.B, target // self.B)
 
     # -- allocation -------------------------------------------------------------------------------
-    def admit(self, seq, target: int, hashes: list[int] | None, watermark: int) -> bool:
+    def allocate_slots(self, seq, target: int, hashes: list[int] | None, watermark: int) -> KVBlocks | None:
         """Blocks for ``target + 1`` tokens; leading full blocks found in the cache are shared
         (a hit covers at most floor((target - 1) / B) blocks, so one token is always computed)."""
         B = self.B
@@ -146,12 +146,12 @@ class Paged(Allocator):
         # a blocked queue head then costs O(1) a step instead of a prefix match (issue 14).
         r = self._refused
         if r and r[0] is seq and r[1:] == (target, watermark, not hashes, pool.gains):
-            return False
+            return None
         hits = pool.match(hashes[: (target - 1) // B]) if hashes else []
         need = -(-(target + 1) // B) - len(hits)
-        if need > pool.num_free - pool.reusable(hits) - watermark:
+        if need > pool.num_free - (pool.reusable(hits) if hits else 0) - watermark:
             self._refused = (seq, target, watermark, not hashes, pool.gains)
-            return False
+            return None
         if hits:
             pool.touch(hits)
         evicted: list[int] = []
@@ -160,34 +160,96 @@ class Paged(Allocator):
             self._listener("removed", evicted)
         seq.blocks = hits + fresh if hits else fresh
         seq.cached_blocks = len(hits)
-        seq.computed = len(hits) * B
-        self.held = pool.num_used * B
-        self._set_reserved(seq, len(seq.blocks) * B)
-        return True
+        seq.computed = hit = len(hits) * B
+        self.held = (pool.num_blocks - pool.num_free) * B
+        slots = len(seq.blocks) * B
+        r, fl = seq.reserved, seq.final_len  # _set_reserved(seq, slots), inline
+        self.reserved_sum += slots - r
+        self.useful_sum += (slots if slots < fl else fl) - (r if r < fl else fl)
+        seq.reserved = slots
+        return KVBlocks(tuple(fresh), slots, hit)
 
     def grow_one(self, seq) -> bool:
-        """One more block at the end of ``seq``'s table (the decode fast path)."""
+        """One more block at the end of ``seq``'s table (a decode crossing a block boundary)."""
         pool = self.pool
-        q = pool.free_q
-        if not len(q):
+        if not pool.num_free:
             return False
-        b = q.pop()
-        h = pool.block_hash[b]
-        if h is not None:
-            pool.block_hash[b] = None
-            pool.evictions += 1
-            if h >= 0:
-                del pool.cached[h]
-                if self._listener:
-                    self._listener("removed", [h])
-            else:
-                pool.lazy -= 1
+        b = pool.free_q.pop()
+        pool.num_free -= 1
+        if pool.block_hash[b] is not None:
+            self._evict(b)
         pool.ref[b] = 1
         seq.blocks.append(b)
         B = self.B
         self.held += B
-        self._set_reserved(seq, seq.reserved + B)
+        r0, fl = seq.reserved, seq.final_len  # _set_reserved(seq, r0 + B), inline
+        r = r0 + B
+        self.reserved_sum += B
+        self.useful_sum += (r if r < fl else fl) - (r0 if r0 < fl else fl)
+        seq.reserved = r
         return True
+
+    def decode_grow(self, crossings: list, cal: dict) -> bool:
+        """``grow_one`` for each live ``(epoch, seq)`` of ``crossings`` (in order, so the same
+        blocks), its next crossing put on ``cal``; False, with nothing done, when fewer blocks are
+        free than entries (the general step then preempts). See ``Allocator.decode_grow``."""
+        pool = self.pool
+        if len(crossings) > pool.num_free:
+            return False
+        fq = pool.free_q
+        stack = fq._stack if type(fq) is LRUFree else None  # LRU: unhashed blocks are taken first
+        pop = fq.pop
+        bh, ref = pool.block_hash, pool.ref
+        B = self.B
+        usum = self.useful_sum
+        n = 0
+        for e in crossings:
+            seq = e[1]
+            if e[0] != seq.epoch:
+                continue
+            b = stack.pop() if stack else pop()
+            h = bh[b]
+            if h is not None:  # ``_evict``, inline
+                bh[b] = None
+                pool.evictions += 1
+                if h < 0:
+                    pool.lazy -= 1
+                else:
+                    del pool.cached[h]
+                    if self._listener:
+                        self._listener("removed", [h])
+            ref[b] = 1
+            seq.blocks.append(b)
+            n += 1
+            r0 = seq.reserved
+            r = r0 + B
+            fl = seq.final_len
+            usum += (r if r < fl else fl) - (r0 if r0 < fl else fl)
+            seq.reserved = r
+            if r < fl:
+                nxt = seq.d0_step + r - seq.prompt_len - seq.d0_gen
+                if nxt in cal:
+                    cal[nxt].append(e)
+                else:
+                    cal[nxt] = [e]
+        pool.num_free -= n
+        self.held += n * B
+        self.reserved_sum += n * B
+        self.useful_sum = usum
+        return True
+
+    def _evict(self, b: int) -> None:
+        """Block ``b``, just taken from the free queue, loses the prefix it caches."""
+        pool = self.pool
+        h = pool.block_hash[b]
+        pool.block_hash[b] = None
+        pool.evictions += 1
+        if h >= 0:
+            del pool.cached[h]
+            if self._listener:
+                self._listener("removed", [h])
+        else:
+            pool.lazy -= 1
 
     def grow(self, seq, tokens: int) -> bool:
         need = -(-tokens // self.B) - len(seq.blocks)
@@ -200,7 +262,7 @@ class Paged(Allocator):
         if evicted and self._listener:
             self._listener("removed", evicted)
         seq.blocks += fresh
-        self.held = self.pool.num_used * self.B
+        self.held = (self.pool.num_blocks - self.pool.num_free) * self.B
         self._set_reserved(seq, len(seq.blocks) * self.B)
         return True
 
@@ -247,6 +309,10 @@ class Paged(Allocator):
     def num_units(self) -> int:
         return self.pool.num_blocks
 
+    @property
+    def num_cached(self) -> int:
+        return self.pool.num_cached
+
     def register(self, seq, tokens: int) -> list[int]:
         """Cache the full blocks of ``seq`` below ``tokens``; returns the hashes newly stored
         (none while its root is lazy)."""
@@ -258,7 +324,7 @@ class Paged(Allocator):
         if full <= c:
             return []
         if self.lazy:
-            g = self._root(seq)
+            g = seq.root or self._root(seq)
             rec = self._roots.get(g, _NEW)
             if rec is _NEW:
                 rec = self._roots[g] = _Lazy(seq, self.B)
@@ -285,12 +351,17 @@ class Paged(Allocator):
         return stored
 
     def release(self, seq, tokens: int, cost: float = 0.0) -> None:
-        self.register(seq, tokens)
-        self.pool.free(seq.blocks, cost)
+        blocks = seq.blocks
+        if tokens // self.B > seq.cached_blocks < len(blocks):  # else ``register`` has nothing to do
+            self.register(seq, tokens)
+        self.pool.free(blocks, cost)
         seq.blocks = []
         seq.cached_blocks = 0
-        self.held = self.pool.num_used * self.B
-        self._set_reserved(seq, 0)
+        self.held = (self.pool.num_blocks - self.pool.num_free) * self.B
+        r, fl = seq.reserved, seq.final_len  # _set_reserved(seq, 0), inline
+        self.reserved_sum -= r
+        self.useful_sum -= r if r < fl else fl
+        seq.reserved = 0
 
     def usage(self) -> float:
         return self.pool.num_used / self.pool.num_blocks

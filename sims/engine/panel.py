@@ -63,7 +63,11 @@ class EnginePanel(Panel):
         for k in range(lo, hi):
             ev = events[k]
             kind = ev["kind"]
-            if kind == "request" or kind == "burst":
+            if kind == "request":  # ``on_event``'s first case, without the call
+                t = ev["t"]
+                eng.advance(t)
+                eng.submit(ev, t)
+            elif kind == "burst":
                 eng.advance(ev["t"])
                 self.on_event(ev)
         eng.advance(until)

@@ -53,6 +53,14 @@ def arrivals(rng: Random, rate: float, ladder: list, duration: float) -> Iterato
     """Poisson arrival times; a ladder changes the rate at its steps (exact: the gap is redrawn
     at each step boundary, which is memoryless)."""
     t = 0.0
+    if not ladder:  # one rate throughout: the loop below without its step lookups, same draws
+        if rate <= 0:
+            return
+        while True:
+            t += exponential(rng, rate)
+            if t > duration:
+                return
+            yield t
     bounds = [float(s[0]) for s in ladder]
     while True:
         r = rate_at(ladder, rate, t)
@@ -121,7 +129,7 @@ def llm(params: dict, rng: Random, duration: float) -> Iterator[dict]:
                 segments.append([f"sys{tenant % p['system_prompts']}", p["system_len"]])
             user = _length(rng, pm, p["prompt_sigma"], 1, p["max_len"])
             segments.append([f"u{i}", user])
-        prompt = sum(s[1] for s in segments)
+        prompt = segments[0][1] if len(segments) == 1 else sum(s[1] for s in segments)  # ints
         if prompt >= p["max_len"]:  # keep room for at least one output token
             over = prompt - (p["max_len"] - 1)
             segments[-1][1] = max(1, segments[-1][1] - over)
