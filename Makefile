@@ -33,10 +33,11 @@ serve: $(STAMP) $(NODE_OK)
 test: $(STAMP) $(NODE_OK) chromium realsys
 	$(PY) -m pytest
 
-## check: the fast loop (under 2 minutes): unit, property and CPython tests; no npm, no browser
+## check: the fast loop (under 2 minutes on 2 cores): unit, property and CPython tests, sampled
+## (docs/architecture.md, "Two speeds of testing"); no npm, no browser
 CHECK_MARKS := not browser and not pyodide and not triton and not slow
 check: $(STAMP)
-	$(PY) -m pytest -q -n auto -m "$(CHECK_MARKS)"
+	CONTENTION_CHECK=1 $(PY) -m pytest -q -n auto -m "$(CHECK_MARKS)"
 
 ## lint: ruff for Python; ESLint and Prettier (pinned in package.json) for the front end's JavaScript
 lint: $(STAMP) $(NODE_OK)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,7 +65,7 @@ def check_heap(p: AllocPanel) -> None:
 
 
 @pytest.mark.parametrize("policy", POLICIES)
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(seq=ops, odd_heap=st.booleans())
 def test_heap_stays_whole_after_every_operation(policy, seq, odd_heap):
     # an odd heap: not a power of two (buddy keeps several top blocks)
@@ -151,7 +152,7 @@ class ListModel:
 
 
 @pytest.mark.parametrize("policy", FITS)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(seq=ops)
 def test_fits_place_exactly_like_the_list_model(policy, seq):
     p = make(policy)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from budget import examples
 from conftest import ROOT
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -42,7 +43,7 @@ def test_registry_lists_every_policy_the_issue_names():
 
 # -- properties over every eviction policy -----------------------------------------------------
 @pytest.mark.parametrize("name", EVICTION)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(size=size_st, keys=keys_st)
 @example(size=1, keys=[0, 1, 0, 1, 1, 0])
 @example(size=3, keys=[1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5])
@@ -121,7 +122,7 @@ def misses(name: str, size: int, keys: list) -> int:
     return len(keys) - _hits(name, size, keys)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(size=size_st, keys=keys_st)
 @example(size=3, keys=[1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5])
 def test_lru_fifo_opt_equal_their_reference_models(size, keys):
@@ -136,7 +137,7 @@ def test_belady_string():
     assert misses("opt", 3, s) == 7 and misses("opt", 4, s) == 6
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(size=size_st, keys=st.lists(st.integers(0, 40), max_size=400))
 def test_opt_never_misses_more_than_any_policy(size, keys):
     best = misses("opt", size, keys)
@@ -279,7 +280,7 @@ ops_st = st.lists(
 
 
 @pytest.mark.parametrize("policy", WRITE)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(ops=ops_st, size=st.integers(1, 6), evict=st.sampled_from(ONLINE))
 def test_write_policies_account_for_every_write(policy, ops, size, evict):
     events = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,7 +93,7 @@ def _common(a, b):
     return n
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(_prompt, min_size=1, max_size=12), _prompt)
 def test_radix_match_equals_longest_common_prefix_with_anything_inserted(prompts, probe):
     prompts = [_dedup(p) for p in prompts]
@@ -104,7 +105,7 @@ def test_radix_match_equals_longest_common_prefix_with_anything_inserted(prompts
     assert tree.match(probe) == max(_common(probe, p) for p in prompts)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(_prompt, min_size=1, max_size=25), st.integers(1, 120))
 def test_radix_under_eviction_keeps_its_invariants_and_the_newest_prompt(prompts, cap):
     tree = RadixTree(max_tokens=cap)
@@ -293,7 +294,7 @@ def test_lru_index_matches_like_gie_and_evicts_the_oldest_entries_first():
     idx.check_invariants()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 2), st.lists(st.integers(0, 9), max_size=6)), max_size=25),
     st.lists(st.integers(0, 9), max_size=8),
@@ -411,7 +412,7 @@ _load = st.builds(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data(), st.integers(1, 9))
 def test_every_router_returns_a_replica_in_range(data, n):
     for name in sorted(policies("cluster")):
@@ -428,7 +429,7 @@ def test_every_router_returns_a_replica_in_range(data, n):
         r.check_invariants()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 2), st.booleans(), st.lists(st.integers(0, 7), max_size=5)), max_size=30),
     st.lists(st.integers(0, 7), max_size=8),

@@ -12,6 +12,7 @@ from pathlib import Path
 from random import Random
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -77,14 +78,14 @@ def _assert_safe(case):
     panel.check_invariants()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schedules())
 def test_raft_and_paxos_are_safe_on_random_fault_schedules(case):
     _assert_safe(case)
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schedules())
 def test_raft_and_paxos_are_safe_on_1000_random_fault_schedules(case):
     _assert_safe(case)

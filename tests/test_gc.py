@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -89,7 +90,7 @@ OPS = st.lists(st.tuples(st.sampled_from("aaaappuddg"), st.integers(0, 10**6), s
 
 
 @pytest.mark.parametrize("policy, extra", VARIANTS, ids=[f"{c}{'-' + '-'.join(e) if e else ''}" for c, e in VARIANTS])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(ops=OPS, heap=st.sampled_from([512, 1024, 4096]))
 def test_invariants_hold_after_every_operation_and_collection(policy, extra, ops, heap):
     panel = build(policy, heap, **extra)
@@ -219,7 +220,7 @@ def test_mmu_of_one_pause():
     assert mmu([], [], 1.0, 0.01) == 1.0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     gaps=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 20)), min_size=1, max_size=8),
     w=st.integers(1, 60),
@@ -444,7 +445,7 @@ def test_view_strip_and_timeline():
 WORDS = ["alloc", "ptr", "unptr", "drop", "gc", "1", "2", "3", "8", "-4", "0", "x" * 60, "é"]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.lists(st.sampled_from(WORDS), max_size=4), max_size=12))
 def test_any_trace_gives_a_result_or_one_line_naming_file_and_line(capsys, tmp_path_factory, rows):
     from sims import cli as cli_mod
@@ -516,7 +517,7 @@ def test_the_renderer_draws_every_gc_view_with_finite_coordinates(tmp_path):
     assert out["calls"] > 100 and out["bad"] == 0
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     gaps=st.lists(st.tuples(st.integers(0, 30), st.integers(1, 20)), max_size=20),
     reads=st.lists(st.integers(0, 400), max_size=6),

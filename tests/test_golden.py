@@ -20,6 +20,8 @@ WANT = golden.read()
 SLOW = {"routing-llmd"}  # about 5 s of CPU each: `make test` checks them, `make check` does not
 
 
+# `make check` compares one preset of each topic (tests/conftest.py), `make test` every one
+@pytest.mark.every_preset("name")
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(WANT)])
 def test_preset_matches_golden(name):
     got = golden.compute([name])[name]

@@ -12,6 +12,7 @@ from random import Random
 
 import networkx as nx
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +64,7 @@ def _edges(n: int, m: int, directed: bool) -> int:
 
 
 # -- differential tests against networkx ------------------------------------------------------------
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(sizes())
 def test_shortest_distances_match_networkx(case):
     seed, n, m, directed = case
@@ -92,7 +93,7 @@ def test_shortest_distances_match_networkx(case):
             assert "path" not in r or r["path"] == []
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(sizes((2, 15)), st.booleans())
 def test_bellman_ford_with_negative_edges_matches_networkx(case, plant_cycle):
     seed, n, m, _ = case
@@ -118,7 +119,7 @@ def test_bellman_ford_with_negative_edges_matches_networkx(case, plant_cycle):
         assert fw.get("negative_cycle")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(sizes((1, 30)), st.booleans())
 def test_spanning_trees_and_components_match_networkx(case, distinct):
     seed, n, m, _ = case
@@ -144,7 +145,7 @@ def _run_uf(ev: dict, rank: bool, compress: bool) -> list[list[str]]:
     return sorted(sorted(names[v] for v in c) for c in panel.s.components())
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(sizes((1, 25)), st.booleans())
 def test_topological_sorts_match_networkx(case, acyclic):
     seed, n, m, _ = case
@@ -166,7 +167,7 @@ def test_topological_sorts_match_networkx(case, acyclic):
             assert all(g.has_edge(a, b) for a, b in zip(cyc, cyc[1:])), (algo, cyc)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(sizes((1, 14)))
 def test_floyd_warshall_and_repeated_dijkstra_match_networkx(case):
     seed, n, m, directed = case
@@ -386,7 +387,7 @@ def test_trace_command_refuses_bad_input_in_one_line(tmp_path, text, args, messa
     assert len(res.stderr.strip().splitlines()) == 1
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     st.lists(st.text(alphabet="ABn ode0123456789.-e\t#x", max_size=14), max_size=8),
     st.sampled_from(sorted(registry.policies("graphs"))),

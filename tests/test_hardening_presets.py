@@ -18,6 +18,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -273,7 +274,7 @@ def check_outcome(rc: int, err: str) -> None:
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=400))
 def test_random_bytes_to_the_loader(tmp_path, capsys, data):
     f = tmp_path / "cache-scan.toml"
@@ -326,7 +327,7 @@ _BIG_INTS_OK = {
 }  # engine/cluster/hashing sizes have no upper bound yet
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=st.sampled_from(NAMES), pick=st.integers(0, 10**6), value=EDGE, how=st.sampled_from(["set", "delete", "add"])
 )

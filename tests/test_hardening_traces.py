@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -193,7 +194,7 @@ def test_a_5m_line_paging_trace_stays_near_the_size_of_the_data(tmp_path):
 
 
 # -- the property: random bytes to every trace reader ---------------------------------------
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(topic=st.sampled_from(sorted(TRACE_ARGS)), data=st.binary(max_size=300))
 def test_random_bytes_to_every_trace_reader(capsys, tmp_path, topic, data):
     f = tmp_path / "t"
@@ -212,7 +213,7 @@ TOKENS = st.one_of(
 )
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(topic=st.sampled_from(sorted(TRACE_ARGS)), rows=st.lists(st.lists(TOKENS, max_size=4), max_size=12))
 def test_random_token_lines_to_every_trace_reader(capsys, tmp_path, topic, rows):
     f = tmp_path / "t"
@@ -225,7 +226,7 @@ def test_random_token_lines_to_every_trace_reader(capsys, tmp_path, topic, rows)
         assert len(err) < 400
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=300))
 def test_random_bytes_to_the_stream_reader(capsys, tmp_path, data):
     f = tmp_path / "s.jsonl"
@@ -253,7 +254,7 @@ EVENT_VALUES = st.one_of(
 
 
 @pytest.mark.slow  # 40 CLI replays of a recorded stream
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=st.sampled_from(
         ["cache-scan", "paging-loop", "alloc-shred", "ratelimit-burst", "balance-herd", "hashing-add-node"]

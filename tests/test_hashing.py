@@ -6,6 +6,7 @@ import json
 from math import ceil
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -108,7 +109,7 @@ def test_a_key_moves_only_to_or_from_the_member_that_changed(policy, changes, vn
         before = after
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(key=st.integers(0, 2**64 - 1), n=st.integers(1, 300))
 def test_jump_hash_moves_a_key_only_to_the_new_bucket(key, n):
     b = jump_hash(key, n)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -85,7 +86,7 @@ def opt_model(pages: list[int], k: int) -> int:
 
 
 @pytest.mark.parametrize("policy", POLICIES)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(pages=traces, k=frames)
 def test_capacity_and_invariants_after_every_reference(policy, pages, k):
     events = stream(pages)
@@ -100,7 +101,7 @@ def test_capacity_and_invariants_after_every_reference(policy, pages, k):
     assert faults_fast(policy, pages, k) == p.metrics()["faults"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(pages=traces, k=frames)
 @example(pages=BELADY, k=3)
 @example(pages=BELADY, k=4)
@@ -110,7 +111,7 @@ def test_lru_fifo_opt_equal_reference_models(pages, k):
     assert faults_fast("opt", pages, k) == opt_model(pages, k)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(pages=traces, k=frames)
 def test_opt_never_faults_more_than_any_policy(pages, k):
     best = faults_fast("opt", pages, k)
@@ -118,7 +119,7 @@ def test_opt_never_faults_more_than_any_policy(pages, k):
         assert best <= faults_fast(policy, pages, k), policy
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     items=st.lists(st.one_of(st.integers(0, 9), st.tuples(st.integers(0, 12), st.integers(0, 4))), max_size=60),
     k=frames,

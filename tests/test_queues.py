@@ -10,6 +10,7 @@ from math import factorial, fsum, sqrt
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -296,7 +297,7 @@ _rows = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     policy=st.sampled_from(POLICIES),
     rows=_rows,
@@ -403,7 +404,7 @@ def _fifo_reference(rows, c):
     return waits
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     rows=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 12)), min_size=1, max_size=50),
     c=st.integers(1, 4),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from budget import examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -42,7 +43,7 @@ def _max_in(times, span):
     return best
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(arrivals, tenths, st.integers(min_value=1, max_value=20))
 @example([0.1, 0.3, 0.5, 0.7], 5.0, 1)
 def test_token_bucket_never_exceeds_burst_plus_rate(times, rate, burst):
@@ -51,14 +52,14 @@ def test_token_bucket_never_exceeds_burst_plus_rate(times, rate, burst):
         assert _max_in(got, span) <= burst + _dec(rate) * _dec(span)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(arrivals, st.integers(min_value=1, max_value=15), tenths)
 def test_sliding_log_never_exceeds_limit(times, limit, window):
     got = _admitted(limiters.SlidingLog(limit, window), times)
     assert _max_in(got, window) <= limit
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(arrivals, st.integers(min_value=1, max_value=15), tenths)
 def test_fixed_window_bounds(times, limit, window):
     got = _admitted(limiters.FixedWindow(limit, window), times)
@@ -70,14 +71,14 @@ def test_fixed_window_bounds(times, limit, window):
     assert _max_in(got, window) <= 2 * limit
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(arrivals, st.integers(min_value=1, max_value=15), tenths)
 def test_sliding_counter_bounds(times, limit, window):
     got = _admitted(limiters.SlidingCounter(limit, window), times)
     assert _max_in(got, window) <= 2 * limit
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(arrivals, tenths, st.integers(min_value=1, max_value=20))
 def test_leaky_bucket_output_is_smooth(times, rate, burst):
     lim = limiters.LeakyBucket(rate, burst)
@@ -201,7 +202,7 @@ def test_trace_replay_reads_decimal_times(tmp_path):
     assert json.loads(out.stdout) == {"policy": "token_bucket", "accepted": [0, 1], "accepted_count": 2}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.one_of(
         st.integers(0, 10**15).map(lambda n: n / 1e9),  # trace times: at most 9 decimals

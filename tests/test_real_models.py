@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,7 +51,7 @@ def test_nginx_per_minute_rates_truncate_as_nginx_does():
         nginx.nginx_rate(0.123456789, 1.0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.floats(0, 0.05), min_size=1, max_size=200), st.integers(0, 8), st.integers(1, 50))
 def test_nginx_never_holds_more_excess_than_the_burst(gaps, burst, rate):
     lim = nginx.NginxLimitReqNodelay(rate=float(rate), burst=float(burst))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,7 +42,7 @@ def test_both_topics_use_the_one_implementation():
 
 
 @pytest.mark.parametrize("name", sorted(CLASSES))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(size=st.integers(1, 8), events=events_st)
 def test_serve_equals_one_access_per_reference(name, size, events):
     events = [dict(ev, t=float(i)) for i, ev in enumerate(events)]

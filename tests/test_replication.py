@@ -9,6 +9,7 @@ import math
 import random
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -82,7 +83,7 @@ def linearizable_read(h: list[dict], i: int) -> bool:
     return False
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(
         st.tuples(st.booleans(), st.integers(0, 8), st.integers(1, 4), st.booleans(), st.integers(0, 4)),
@@ -166,7 +167,7 @@ def faults_of(spec, n: int) -> list[dict]:
     return sorted(out, key=lambda f: f["t"])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.integers(0, 10**6), st.sampled_from([3, 5]), st.lists(fault_st, max_size=8))
 def test_sync_never_loses_an_acknowledged_write(seed, n, spec):
     until = 10.0
@@ -187,7 +188,7 @@ def test_async_does_lose_acknowledged_writes_on_such_a_schedule():
     assert panel.metrics()["lost_acked_writes"] > 0
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.integers(0, 10**6),
     st.integers(1, 5).flatmap(lambda N: st.tuples(st.just(N), st.integers(1, N), st.integers(1, N))),
@@ -285,7 +286,7 @@ crash_st = st.tuples(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.integers(0, 10**6), st.lists(crash_st, max_size=8))
 def test_chain_never_loses_an_acknowledged_write_nor_reads_stale(seed, spec):
     """Under fail-stop faults, the paper's model. (A tail cut off by a partition does not know it
@@ -361,7 +362,7 @@ def test_every_break_it_button_is_an_event_that_replays_exactly(name):
             panel.check_invariants()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(st.floats(0.0, 0.99), max_size=30),
     st.lists(st.floats(0.0, 2.0), max_size=5),
