@@ -76,10 +76,11 @@ class Allocator:
         """Room for one more token past ``seq.reserved`` (a decode crossing its reservation)."""
         return self.grow(seq, seq.reserved + 1)
 
-    def decode_grow(self, crossings: list, cal: dict) -> bool:
+    def decode_grow(self, crossings: list, cal: dict, step: int) -> bool:
         """One decode-only step's reservation crossings in bulk (the decode-run fast path,
-        ``decode.py``): each live ``(epoch, seq)`` of ``crossings`` grows by one unit and its next
-        crossing goes on ``cal`` (step -> entries), all or nothing. False, with nothing done, hands
-        the step to the general one (``Engine._grow``: ``grow_one``, preempting when it fails); a
-        contiguous range cannot tell in advance whether every growth fits, so here it always does."""
+        ``decode.py``): each live ``(epoch, seq)`` of ``crossings``, all due at ``step``, grows by
+        one unit and its next crossing goes on ``cal`` (step -> entries), all or nothing. False,
+        with nothing done, hands the step to the general one (``Engine._grow``: ``grow_one``,
+        preempting when it fails); a contiguous range cannot tell in advance whether every growth
+        fits, so here it always does."""
         return False

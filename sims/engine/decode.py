@@ -79,7 +79,7 @@ def run_decodes(eng, until: float) -> None:
             g = grow_cal.pop(s, None)
             if g is not None:  # crossings: the KV manager grows them all, or the general step does
                 eng.now = now  # (a cache listener reads the clock)
-                if not decode_grow(g, grow_cal):
+                if not decode_grow(g, grow_cal, s):
                     grow_cal[s] = g
                     stop = True
                     break

@@ -316,10 +316,12 @@ class Engine(Admission, Lifecycle, Preemption, Reading):
 
     def _grow(self, grows: list, s: int) -> float:
         """Decode sequences whose next token needs a slot past their reservation."""
-        extra = 0.0
         alloc = self.alloc
-        grow_one = alloc.grow_one
         cal = self._grow_cal
+        if alloc.decode_grow(grows, cal, s):  # every crossing fits: grown in one call
+            return 0.0
+        extra = 0.0
+        grow_one = alloc.grow_one
         for epoch, seq in grows:
             if epoch != seq.epoch:
                 continue

@@ -189,10 +189,11 @@ class Paged(Allocator):
         seq.reserved = r
         return True
 
-    def decode_grow(self, crossings: list, cal: dict) -> bool:
+    def decode_grow(self, crossings: list, cal: dict, step: int) -> bool:
         """``grow_one`` for each live ``(epoch, seq)`` of ``crossings`` (in order, so the same
-        blocks), its next crossing put on ``cal``; False, with nothing done, when fewer blocks are
-        free than entries (the general step then preempts). See ``Allocator.decode_grow``."""
+        blocks); each crosses again one block, ``B`` steps, later, so the ones still short of their
+        final length go on ``cal[step + B]`` together. False, with nothing done, when fewer blocks
+        are free than entries (the general step then preempts). See ``Allocator.decode_grow``."""
         pool = self.pool
         if len(crossings) > pool.num_free:
             return False
@@ -202,6 +203,7 @@ class Paged(Allocator):
         bh, ref = pool.block_hash, pool.ref
         B = self.B
         usum = self.useful_sum
+        again = []
         n = 0
         for e in crossings:
             seq = e[1]
@@ -221,17 +223,21 @@ class Paged(Allocator):
             ref[b] = 1
             seq.blocks.append(b)
             n += 1
-            r0 = seq.reserved
+            r0 = seq.reserved  # < final_len: a crossing is only ever scheduled below it
             r = r0 + B
             fl = seq.final_len
-            usum += (r if r < fl else fl) - (r0 if r0 < fl else fl)
-            seq.reserved = r
             if r < fl:
-                nxt = seq.d0_step + r - seq.prompt_len - seq.d0_gen
-                if nxt in cal:
-                    cal[nxt].append(e)
-                else:
-                    cal[nxt] = [e]
+                usum += B
+                again.append(e)
+            else:
+                usum += fl - r0
+            seq.reserved = r
+        if again:
+            nxt = step + B
+            if nxt in cal:
+                cal[nxt] += again
+            else:
+                cal[nxt] = again
         pool.num_free -= n
         self.held += n * B
         self.reserved_sum += n * B
