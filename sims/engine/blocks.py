@@ -120,6 +120,11 @@ class LRUFree:
 
     def take(self, n: int) -> list[int]:
         """The first ``n`` blocks of the queue, taken out (``pop`` n times)."""
+        return self.take_split(n)[0]
+
+    def take_split(self, n: int) -> tuple[list[int], int]:
+        """``take(n)``, and how many of the blocks came from the unhashed stack (they come first:
+        every block after them holds a hash or a lazy mark)."""
         stack = self._stack
         k = n if n < len(stack) else len(stack)
         out = stack[len(stack) - k :]
@@ -133,7 +138,7 @@ class LRUFree:
                 h = self._head
                 self._head = h + n - k
                 out += self._fifo[h : h + n - k]
-        return out
+        return out, k
 
     def remove(self, block: int) -> None:
         """Take a free block out (a cache hit: it is hashed, so it sits in the FIFO)."""
@@ -291,24 +296,31 @@ class BlockPool:
         A reused block loses its cached hash (its hash is appended to ``evicted`` if given)."""
         if n > self.num_free:
             return None
-        out = self.free_q.take(n)
+        fq = self.free_q
+        lru = type(fq) is LRUFree
+        if lru:  # the blocks after the first k all hold a hash or a lazy mark
+            out, k = fq.take_split(n)
+        else:
+            out, k = fq.take(n), 0
         self.num_free -= n
         ref = self.ref
-        if not (self.cached or self.lazy):  # no block carries a hash
-            for b in out:
-                ref[b] = 1
-            return out
-        bh = self.block_hash
-        hs: list[int] = []  # the hashes reused blocks lose, in queue order
-        lose = hs.append
         for b in out:
             ref[b] = 1
-            h = bh[b]
-            if h is not None:
+        if k == n or not (self.cached or self.lazy):  # none of them carries a hash
+            return out
+        bh = self.block_hash
+        if lru and not self.cached:  # every one after the first k is a lazy mark, and only those
+            for b in out[k:]:
                 bh[b] = None
-                lose(h)
+            self.lazy -= n - k
+            self.evictions += n - k
+            return out
+        hs = [bh[b] for b in out[k:]]
+        hs = [h for h in hs if h is not None]  # the hashes reused blocks lose, in queue order
         if not hs:
             return out
+        for b in out[k:]:
+            bh[b] = None
         held = len(hs)
         self.evictions += held
         if self.cached:
