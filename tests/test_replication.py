@@ -4,6 +4,7 @@ never reads stale without faults; seeking gives the view of advancing; the books
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -386,3 +387,13 @@ def test_latency_percentiles_equal_the_plain_percentile_of_every_operation(done,
     v = sorted(everything)
     used = math.ceil(q * (len(v) - 1)) if v else 0  # the highest rank the figure reads
     assert censored == int(bool(bounds) and min(bounds) <= v[used])
+
+
+@pytest.mark.parametrize("groups", [[0, 1], "01", [[0], 1]])
+def test_a_partition_whose_groups_are_not_node_lists_is_refused_at_load(groups):
+    p = presets.load("replication-partition")
+    events = [dict(ev) for ev in p.events]
+    k = next(i for i, ev in enumerate(events) if ev.get("kind") == "fault" and "groups" in ev)
+    events[k]["groups"] = groups
+    with pytest.raises(presets.PresetError, match=rf"events\[{k}\]\.groups: expected a list of node lists"):
+        Scenario(dataclasses.replace(p, events=events), None, 5.0)

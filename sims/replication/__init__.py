@@ -126,7 +126,10 @@ def _check_fault(ev: dict, n: int, where: str) -> None:
     """A fault names a kind sims.net knows and only nodes that exist."""
     if ev.get("fault") not in FAULTS:
         raise ValueError(f"{where}.fault: expected one of {', '.join(FAULTS)}, got {ev.get('fault')!r}")
-    nodes = [ev["node"]] if "node" in ev else [i for g in ev.get("groups", ()) for i in g]
+    groups = ev.get("groups", [])
+    if "node" not in ev and not (isinstance(groups, list) and all(isinstance(g, list) for g in groups)):
+        raise ValueError(f"{where}.groups: expected a list of node lists, got {groups!r:.80}")
+    nodes = [ev["node"]] if "node" in ev else [i for g in groups for i in g]
     for i in nodes:
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n:
             raise ValueError(f"{where}: node {i!r} is not one of 0..{n - 1}")
