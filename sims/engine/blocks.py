@@ -239,6 +239,7 @@ class BlockPool:
         self.free_q = EVICTORS[eviction]()
         self.free_q.fill(num_blocks)
         self.num_free = num_blocks  # len(free_q), kept by every take and give (a hot read)
+        self.shared = 0  # references beyond each block's first (0: no block has two holders)
         self.lazy = 0  # blocks marked cached with a negative mark: hashes not computed yet (paged.py)
         self.evictions = 0  # cached blocks handed out again
         # frees and new cache entries: the only changes that can let a refused admission through
@@ -289,6 +290,8 @@ class BlockPool:
             if ref[b] == 0:
                 self.free_q.remove(b)
                 self.num_free -= 1
+            else:
+                self.shared += 1
             ref[b] += 1
 
     def allocate(self, n: int, evicted: list[int] | None = None) -> list[int] | None:
@@ -335,12 +338,21 @@ class BlockPool:
             self.lazy -= held
         return out
 
-    def free(self, blocks: list[int], cost: float = 0.0) -> None:
-        """Drop one reference on each block, tail first, so the tail is evicted before the head."""
+    def free(self, blocks: list[int], cost: float = 0.0, marked: int = -1) -> None:
+        """Drop one reference on each block, tail first, so the tail is evicted before the head.
+        ``marked >= 0``: the caller knows that ``blocks[:marked]`` hold a hash or a lazy mark and
+        the rest none (``Paged.release``), so with no block shared the LRU queue takes them in two
+        slices."""
         self.gains += 1
         ref = self.ref
-        bh = self.block_hash
         if type(self.free_q) is LRUFree:  # the hot path, in bulk
+            if marked >= 0 and not self.shared:  # every block frees, and which are hashed is known
+                for b in blocks:
+                    ref[b] = 0
+                self.num_free += len(blocks)
+                self.free_q.push_freed(blocks[:marked][::-1], blocks[marked:][::-1])
+                return
+            bh = self.block_hash
             hashed: list[int] = []
             unhashed: list[int] = []
             keep, drop = hashed.append, unhashed.append
@@ -352,15 +364,20 @@ class BlockPool:
                         drop(b)
                     else:
                         keep(b)
+                else:
+                    self.shared -= 1
             self.num_free += len(hashed) + len(unhashed)
             self.free_q.push_freed(hashed, unhashed)
             return
         push = self.free_q.push
+        bh = self.block_hash
         for b in reversed(blocks):
             ref[b] -= 1
             if ref[b] == 0:
                 push(b, bh[b] is not None, cost)
                 self.num_free += 1
+            else:
+                self.shared -= 1
 
     def cache(self, block: int, h: int) -> bool:
         """Register a full, computed block under hash ``h``. False if caching is off, the block
@@ -380,6 +397,7 @@ class BlockPool:
             assert self.ref[b] == 0, f"block {b} is free with refcount {self.ref[b]}"
         assert min(self.ref) >= 0, "negative refcount"
         used = sum(1 for r in self.ref if r > 0)
+        assert self.shared == sum(r - 1 for r in self.ref if r > 1), "shared differs from the refcounts"
         assert used + len(free) == self.num_blocks, "free + used != total"
         for h, b in self.cached.items():
             assert self.block_hash[b] == h, f"cache map and block {b} disagree"

@@ -360,7 +360,12 @@ class Paged(Allocator):
         blocks = seq.blocks
         if tokens // self.B > seq.cached_blocks < len(blocks):  # else ``register`` has nothing to do
             self.register(seq, tokens)
-        self.pool.free(blocks, cost)
+        marked = -1  # the blocks its lazy root marked lead its table; no other block has a hash
+        if self.lazy:
+            rec = self._roots.get(seq.root)
+            if rec is not None and rec.owner == seq.order:
+                marked = len(rec.blocks)
+        self.pool.free(blocks, cost, marked)
         seq.blocks = []
         seq.cached_blocks = 0
         self.held = (self.pool.num_blocks - self.pool.num_free) * self.B
