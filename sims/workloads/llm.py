@@ -20,9 +20,10 @@ from sims.workloads.traffic import MAX_SIGMA
 
 
 def _length(rng: Random, mean: float, sigma: float, lo: int, hi: int) -> int:
-    if sigma <= 0:
-        return max(lo, min(hi, int(mean)))
-    return max(lo, min(hi, int(lognormal_mean(rng, mean, sigma) + 0.5)))
+    """``max(lo, min(hi, n))`` of the drawn length n, without the two builtin calls (twice a request)."""
+    n = int(mean) if sigma <= 0 else int(lognormal_mean(rng, mean, sigma) + 0.5)
+    n = n if n < hi else hi
+    return n if n > lo else lo
 
 
 def check_ladder(ladder: list, where: str = "workload.ladder") -> None:
