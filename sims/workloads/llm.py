@@ -157,7 +157,7 @@ def llm(params: dict, rng: Random, duration: float) -> Iterator[dict]:
             "kind": "request",
             "id": i,
             "prompt_len": prompt,
-            "output_len": min(output, max_tokens),
+            "output_len": max_tokens if max_tokens < output else output,  # min(output, max_tokens)
             "max_tokens": max_tokens,
             "tenant": tenant,
             "segments": segments,
