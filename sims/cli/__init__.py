@@ -3,7 +3,9 @@
 One module per group of commands, each with ``add(sub)`` that registers its parsers beside the
 code that runs them: ``run`` (list, run, trace, bench: sims/ alone, in CPython and in Pyodide) and
 ``edges`` (build, serve, sweep, plan, replay, gpu: their work lives beside sims/ and is imported
-lazily). A new command is a module here and one line in ``COMMANDS``.
+lazily). A new command is a module here and one line in ``COMMANDS``. Each registers its name and
+help line at once and its flags through ``Parser(fill=...)``, added when that command parses, so a
+plain ``run`` neither builds the other commands' flags nor imports the modules they name.
 
 One error path: every refusal (a bad flag, a broken preset, a malformed trace line, a file that
 cannot be written) is an exception that ``main`` prints as one line, ``error: ...``, capped in

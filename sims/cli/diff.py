@@ -9,7 +9,6 @@ import json
 from sims.cli import args as arg
 from sims.cli.args import UsageError
 from sims.core import presets
-from sims.core.diverge import DEFAULT_LIMIT, Diverge
 from sims.core.limits import MAX_DURATION, show
 
 
@@ -20,6 +19,8 @@ def _limit(text: str) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from sims.core.diverge import Diverge
+
     preset = presets.load(args.preset)
     names = arg.panels(args.panels) or []
     if len(names) != 2:
@@ -44,8 +45,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def add(sub) -> None:
-    s = sub.add_parser("diff", help="where two panels first decide differently, and why")
+def _flags(s: argparse.ArgumentParser) -> None:
+    from sims.core.diverge import DEFAULT_LIMIT
+
     s.add_argument("preset", help="preset name (see `contention list`), or the path of your own preset file (.toml)")
     s.add_argument("--panels", required=True, help="the two panels to compare, a,b")
     s.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT, help=f"divergences to show (default {DEFAULT_LIMIT})")
@@ -55,3 +57,7 @@ def add(sub) -> None:
     )
     s.add_argument("--json", action="store_true", help="print {divergences: [...], count, compared}")
     s.set_defaults(fn=cmd_diff)
+
+
+def add(sub) -> None:
+    sub.add_parser("diff", help="where two panels first decide differently, and why", fill=_flags)

@@ -56,12 +56,12 @@ def _where(s) -> None:
     s.add_argument("--workers", type=arg.positive(int), help="local processes (default: every core) or Ray CPUs")
 
 
-def add(sub) -> None:
-    s = sub.add_parser("build", help="build the static site into a folder")
+def _build_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("--out", default="dist", help="output folder (default: dist)")
     s.set_defaults(fn=cmd_build)
 
-    s = sub.add_parser("serve", help="serve the site and the JSON API on 127.0.0.1")
+
+def _serve_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("--host", type=arg.host, default="127.0.0.1", help="bind address (default: 127.0.0.1)")
     s.add_argument("--port", type=arg.port, default=8000, help="port, 1 to 65535 (default: 8000)")
     s.add_argument("--gpu", action="store_true", help="enable GPU replay (needs CUDA and the gpu extra)")
@@ -70,7 +70,8 @@ def add(sub) -> None:
     s.add_argument("--sweep", metavar="F.jsonl", type=arg.path, help="show a finished sweep's results at /sweep/")
     s.set_defaults(fn=cmd_serve)
 
-    s = sub.add_parser("sweep", help="run a grid of parameters over N seeds; rows per (cell, seed, panel)")
+
+def _sweep_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("preset", help="preset name or a .toml file")
     s.add_argument(
         "--grid",
@@ -98,7 +99,8 @@ def add(sub) -> None:
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
     s.set_defaults(fn=cmd_sweep)
 
-    s = sub.add_parser("plan", help="the smallest value of one knob whose confidence bound meets every target")
+
+def _plan_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("preset", help="preset name or a .toml file")
     s.add_argument("--vary", required=True, metavar="KEY=LO:HI[:STEP]", help="the knob and its candidate values")
     s.add_argument("--target", action="append", metavar="METRIC<X", help='e.g. "ttft_p90<1.0" (repeatable)')
@@ -110,7 +112,8 @@ def add(sub) -> None:
     s.add_argument("--json", action="store_true", help='print {"answer", "feasible", "margins", "runs"}')
     s.set_defaults(fn=cmd_plan)
 
-    s = sub.add_parser("replay", help="play a preset's stream against real Redis or nginx, beside the simulator")
+
+def _replay_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("preset", help="a cache preset (--against redis) or a rate-limit preset (--against nginx)")
     s.add_argument("--against", required=True, choices=("redis", "nginx"), help="the real system")
     s.add_argument("--address", metavar="HOST:PORT", help="a running Redis to use instead of starting one")
@@ -127,5 +130,18 @@ def add(sub) -> None:
     s.add_argument("--json", action="store_true", help="print the run as one JSON object")
     s.set_defaults(fn=cmd_replay)
 
+
+def add(sub) -> None:
+    sub.add_parser("build", help="build the static site into a folder", fill=_build_flags)
+    sub.add_parser("serve", help="serve the site and the JSON API on 127.0.0.1", fill=_serve_flags)
+    sub.add_parser(
+        "sweep", help="run a grid of parameters over N seeds; rows per (cell, seed, panel)", fill=_sweep_flags
+    )
+    sub.add_parser(
+        "plan", help="the smallest value of one knob whose confidence bound meets every target", fill=_plan_flags
+    )
+    sub.add_parser(
+        "replay", help="play a preset's stream against real Redis or nginx, beside the simulator", fill=_replay_flags
+    )
     # listed for --help only: main() hands everything after `gpu` to gpu_backend's own parser
     sub.add_parser("gpu", help="GPU replay, calibration and benchmarks (gpu extra; see `contention gpu --help`)")

@@ -4,22 +4,23 @@ also needs the wall-clock harness, beside sims/)."""
 from __future__ import annotations
 
 import argparse
+import gc
 import json
-import signal
 from pathlib import Path
 
 from sims.cli import args as arg
 from sims.cli.args import Terminated, UsageError
 from sims.cli.output import harness, one_line, run_with_progress, table
-from sims.core import api, presets, registry
+from sims.core import presets, registry
 from sims.core.limits import MAX_DURATION, show
 from sims.core.scenario import Scenario
 from sims.core.trace import TraceError
-from sims.core.traceformats import FORMATS as TRACE_FORMATS
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Every preset; a broken one is listed as unavailable with its reason (exit status 0)."""
+    from sims.core import api
+
     index = presets.load_index()
     if args.json:
         entries = [{**api.describe(p, summary=True), "available": True} for p in index.available]
@@ -51,6 +52,8 @@ def _trace_schema(preset, seed: int | None, duration: float | None) -> dict:
 
 def write_trace(events, path: str) -> None:
     """``--trace-out``: SIGTERM while writing removes the half-written ``F.part``."""
+    import signal
+
     from sims.core import stream
 
     def on_term(signum, frame):
@@ -96,6 +99,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         from sims.core import editpanel
 
         editpanel.add_file(sc, args.policy_file, preset)
+    # the stream, the panels and every module live until the command ends: frozen out of the
+    # cyclic collector's sight, its passes during the run (and the one at exit) scan only what the
+    # run allocates. Results do not depend on it; reference counts still free what dies.
+    gc.freeze()
     if events is None:
         run_with_progress(sc, preset.name)
     else:
@@ -152,18 +159,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-class _OnDemand(arg.Parser):
-    """A parser whose subcommands are added the first time it parses (or prints help): ``trace``
-    lists every topic with a trace replay, which imports every topic, and a plain ``run`` of one
-    preset should import only its own (issue 21: start-up is part of the engine speed target)."""
-
-    def parse_known_args(self, args=None, namespace=None):
-        fill = self.__dict__.pop("_fill", None)
-        if fill is not None:
-            fill(self)
-        return super().parse_known_args(args, namespace)
-
-
 def _add_trace_topics(s: argparse.ArgumentParser) -> None:
     tsub = s.add_subparsers(dest="topic", metavar="TOPIC", parser_class=arg.Parser)
     tsub.required = True
@@ -186,12 +181,14 @@ def _add_trace_topics(s: argparse.ArgumentParser) -> None:
         t.set_defaults(fn=cmd_trace)
 
 
-def add(sub) -> None:
-    s = sub.add_parser("list", help="list the presets")
+def _list_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(fn=cmd_list)
 
-    s = sub.add_parser("run", help="run a preset to the end and compare its panels")
+
+def _run_flags(s: argparse.ArgumentParser) -> None:
+    from sims.core.traceformats import FORMATS as TRACE_FORMATS
+
     s.add_argument("preset", help="preset name (see `contention list`), or the path of your own preset file (.toml)")
     s.add_argument("--seed", type=arg.seed, help="stream seed, 0 to 2^53-1 (default: the preset's)")
     s.add_argument(
@@ -228,13 +225,18 @@ def add(sub) -> None:
     )
     s.set_defaults(fn=cmd_run)
 
-    s = sub.add_parser("trace", help="run one policy over your own trace file")
-    s.__class__ = _OnDemand  # its per-topic commands import every topic: added only when parsed
-    s._fill = _add_trace_topics
 
-    s = sub.add_parser("bench", help="measure simulation throughput per preset (median of runs)")
+def _bench_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("presets", nargs="*", help="presets to measure (default: all)")
     s.add_argument("--runs", type=arg.positive(int), default=3, help="runs per measurement (median reported)")
     s.add_argument("--no-panels", action="store_true", help="skip the per-panel measurements")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(fn=cmd_bench)
+
+
+def add(sub) -> None:
+    sub.add_parser("list", help="list the presets", fill=_list_flags)
+    sub.add_parser("run", help="run a preset to the end and compare its panels", fill=_run_flags)
+    # its per-topic commands import every topic: a plain run of one preset imports only its own
+    sub.add_parser("trace", help="run one policy over your own trace file", fill=_add_trace_topics)
+    sub.add_parser("bench", help="measure simulation throughput per preset (median of runs)", fill=_bench_flags)

@@ -1,16 +1,13 @@
-"""``contention search``: the workload that most separates two policies (sims/adversary)."""
+"""``contention search``: the workload that most separates two policies (sims/adversary, imported
+when the command parses: a plain ``run`` does not load it)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import math
-import shlex
 from pathlib import Path
 
-from sims.adversary import SPECS, Problem, Search
-from sims.adversary.local import MAX_BUDGET
-from sims.adversary.writer import preset_text
 from sims.cli import args as arg
 from sims.cli.args import UsageError
 from sims.cli.output import harness, interactive
@@ -45,6 +42,8 @@ def _bounded(top: int):
 
 def _command(args: argparse.Namespace, objective: str) -> str:
     """The command line that reproduces this search."""
+    import shlex
+
     words = ["contention", "search", args.topic]
     if args.policies:
         words += ["--policies", args.policies]
@@ -73,6 +72,11 @@ def _number(x: float) -> float | int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    import shlex
+
+    from sims.adversary import SPECS, Problem, Search
+    from sims.adversary.writer import preset_text
+
     if args.topic not in SPECS:
         raise UsageError(f"search: unknown topic {show(args.topic)}; valid: {', '.join(sorted(SPECS))}")
     policies = _policies(args.policies, args.topic)
@@ -142,14 +146,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def add(sub) -> None:
-    s = sub.add_parser(
-        "search",
-        help="search for the workload that maximizes an objective over policies (e.g. Belady's anomaly)",
-        description="Seeded local search over workloads: maximize an OBJECTIVE, arithmetic (+ - * / and "
-        "parentheses) over terms METRIC(policy[, size]), numbers and k (= --size). Example: contention search "
-        'paging --objective "faults(fifo, k+1) - faults(fifo, k)" --size 3 --length 40 --budget 20000',
-    )
+def _flags(s: argparse.ArgumentParser) -> None:
+    from sims.adversary import SPECS
+    from sims.adversary.local import MAX_BUDGET
+
     s.add_argument("topic", help=f"one of: {', '.join(sorted(SPECS))}")
     s.add_argument(
         "--policies",
@@ -189,3 +189,14 @@ def add(sub) -> None:
     s.add_argument("--out", metavar="F.toml", type=arg.path, help="write the best workload as a preset file")
     s.add_argument("--json", action="store_true", help="print the result as one JSON object")
     s.set_defaults(fn=cmd_search)
+
+
+def add(sub) -> None:
+    sub.add_parser(
+        "search",
+        help="search for the workload that maximizes an objective over policies (e.g. Belady's anomaly)",
+        description="Seeded local search over workloads: maximize an OBJECTIVE, arithmetic (+ - * / and "
+        "parentheses) over terms METRIC(policy[, size]), numbers and k (= --size). Example: contention search "
+        'paging --objective "faults(fifo, k+1) - faults(fifo, k)" --size 3 --length 40 --budget 20000',
+        fill=_flags,
+    )

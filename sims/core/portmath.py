@@ -74,13 +74,15 @@ def _reduce(x: float) -> tuple[int, float]:
 
 def log(x: float) -> float:
     """Natural logarithm, within 1 ulp."""
-    if isnan(x) or x < 0:
-        return nan
-    if x == 0:
-        return -inf
-    if x == inf:
-        return inf
-    k, f = _reduce(x)
+    if not 0.0 < x < inf:  # nan, x <= 0 and infinity: one comparison for the usual x (each draw)
+        if isnan(x) or x < 0:
+            return nan
+        return -inf if x == 0 else inf
+    m, k = frexp(x)  # _reduce, inlined (the same operations)
+    if m < _SQRT_HALF:
+        m *= 2.0
+        k -= 1
+    f = m - 1.0
     s = f / (2.0 + f)
     z = s * s
     w = z * z

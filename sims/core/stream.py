@@ -13,6 +13,7 @@ import math
 import os
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import NamedTuple
 
@@ -51,15 +52,13 @@ def build(preset, seed: int, horizon: float, marks: list | None = None) -> list[
     """The preset's stream up to ``horizon``: workload events merged with ``preset.events``
     (a scheduled event goes after workload events at the same instant). The workload's marks go
     to ``marks``, in time order, when it is a list."""
-    events = []
     found: list[dict] = []
-    for ev in generate(preset.workload_kind, preset.workload, seed, horizon, found):
-        events.append(ev)
-        if len(events) > MAX_STREAM_EVENTS:
-            raise ValueError(
-                f"{preset.name}: the stream passes {MAX_STREAM_EVENTS} events at t = {ev['t']:g} s "
-                f"(of {horizon:g} s); ask for a shorter duration or a lower rate"
-            )
+    events = list(islice(generate(preset.workload_kind, preset.workload, seed, horizon, found), MAX_STREAM_EVENTS + 1))
+    if len(events) > MAX_STREAM_EVENTS:
+        raise ValueError(
+            f"{preset.name}: the stream passes {MAX_STREAM_EVENTS} events at t = {events[-1]['t']:g} s "
+            f"(of {horizon:g} s); ask for a shorter duration or a lower rate"
+        )
     extra = [dict(e) for e in preset.events if e["t"] <= horizon]
     if extra:
         merged = [(e["t"], 0, i, e) for i, e in enumerate(events)]
