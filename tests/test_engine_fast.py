@@ -15,6 +15,7 @@ from sims.core.scenario import Scenario
 from sims.engine import engine as engine_mod
 from sims.engine.blocks import LRUFree
 from sims.engine.paged import Paged
+from sims.engine.seq import Seq
 
 NAMES = sorted(n for n in presets.preset_names() if presets.load(n).topic in ("engine", "cluster"))
 
@@ -168,3 +169,25 @@ def test_seeking_back_through_lazy_roots_gives_the_same_run(name):
     assert sc.metrics() == fresh.metrics()
     assert _state(sc) == _state(fresh)
     assert _hashes(sc) == _hashes(fresh)
+
+
+def _seq(order, prompt, out):
+    s = Seq(order, 0.0, prompt, out, [[f"u{order}", prompt]], f"o{order}", order)
+    s.final_len = prompt + out
+    return s
+
+
+def test_a_table_swapped_back_in_is_freed_by_its_hashes_not_its_lazy_roots_old_marks():
+    alloc = Paged(64 * 16, 16, caching=True, eviction="lru")
+    seq = _seq(1, 10, 400)
+    assert alloc.prompt_hashes(seq, 10) is None  # a new root: registered lazily
+    assert alloc.allocate_slots(seq, 10, None, 0) is not None
+    alloc.grow(seq, 200)
+    alloc.release(seq, 199)  # swapped out: 12 full blocks registered with the root's mark
+    assert alloc.pool.lazy == 12
+    assert alloc.allocate_slots(seq, 200, None, 0) is not None  # swapped back in: new blocks, no hashes
+    alloc.release(seq, 10)  # done: its prompt fills no block, nothing to register
+    alloc.check_invariants([])  # every free block on the side of the queue its hash says
+    other = _seq(2, 1000, 10)
+    assert alloc.allocate_slots(other, 1000, None, 0) is not None  # takes every free block, marks and all
+    alloc.check_invariants([other])

@@ -403,3 +403,7 @@ class BlockPool:
             assert self.block_hash[b] == h, f"cache map and block {b} disagree"
         assert sum(1 for h in self.block_hash if h is not None and h >= 0) == len(self.cached)
         assert sum(1 for h in self.block_hash if h is not None and h < 0) == self.lazy
+        if type(self.free_q) is LRUFree:  # the stack holds the unhashed free blocks, the FIFO the rest
+            stack = set(self.free_q._stack)
+            for b in free:
+                assert (self.block_hash[b] is None) == (b in stack), f"free block {b} is queued on the wrong side"

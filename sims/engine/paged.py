@@ -363,7 +363,8 @@ class Paged(Allocator):
         marked = -1  # the blocks its lazy root marked lead its table; no other block has a hash
         if self.lazy:
             rec = self._roots.get(seq.root)
-            if rec is not None and rec.owner == seq.order:
+            # ``register``'s own test that rec.blocks are this holding's (not a swapped-out table's)
+            if rec is not None and rec.owner == seq.order and len(rec.blocks) == min(seq.cached_blocks, rec.nfull):
                 marked = len(rec.blocks)
         self.pool.free(blocks, cost, marked)
         seq.blocks = []
