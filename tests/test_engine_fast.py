@@ -13,7 +13,7 @@ import pytest
 from sims.core import presets
 from sims.core.scenario import Scenario
 from sims.engine import engine as engine_mod
-from sims.engine.blocks import LRUFree
+from sims.engine.freequeue import LRUFree
 from sims.engine.paged import Paged
 from sims.engine.seq import Seq
 

@@ -47,7 +47,8 @@ Modules: ``engine`` (the step loop), ``admit`` (admission, the running set), ``l
 token, parallel samples, completion, handoff), ``preempt`` (recompute, swap, MLFQ pauses),
 ``reading`` (read-only views, invariants), ``decode`` (decode-only steps in one tight loop),
 ``kv`` / ``paged`` / ``allocator`` (the allocators: the only code touching blocks; ``paged``
-hashes a prefix only once it can be shared), ``blocks`` (block pool, hashes, free queues),
+hashes a prefix only once it can be shared), ``blocks`` (block pool, hashes), ``freequeue``
+(the LRU and cost-aware free queues),
 ``sched``, ``cost``, ``metrics``.
 
 Panels (topic ``engine``): every registered policy name fixes one axis of the engine and the panel

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from sims.engine.blocks import EVICTORS
+from sims.engine.freequeue import EVICTORS
 from sims.engine.kv import ALLOCATORS
 from sims.engine.sched import SCHEDULERS
 

@@ -14,7 +14,8 @@ before. A ``kv_listener`` (which publishes hashes) makes every root eager at onc
 from __future__ import annotations
 
 from sims.engine.allocator import Allocator, KVBlocks
-from sims.engine.blocks import BlockPool, LRUFree, block_hashes
+from sims.engine.blocks import BlockPool, block_hashes
+from sims.engine.freequeue import LRUFree
 
 _NEW = object()  # a root never seen by this allocator
 
