@@ -175,7 +175,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     model, report = replay.calibrate_runs(runs, gpu=args.gpu_name, model=args.model_name)
     report["written"] = None
     if not args.dry_run:
-        report["written"] = str(calibrate.write_profile(report["after"], model.gpu, args.profile_out))
+        report["written"] = str(calibrate.write_profile(report["after"], model.gpu, args.profile_out, report))
     lines = [f"calibrated {model.gpu} on {report['steps']} steps ({report['decode_steps']} decode-only)"]
     for k in calibrate.PARAMS:
         lines.append(f"  {k}: {report['before'][k]:.4g} -> {report['after'][k]:.4g}")
@@ -184,7 +184,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         f"{report['mean_abs_rel_err_after']:.1%}"
     )
     if report["written"]:
-        lines.append(f"  wrote [efficiency.{model.gpu}] to {report['written']}")
+        lines.append(f"  wrote [{model.gpu}] to {report['written']}")
     _emit(report, args, "\n".join(lines))
     return 0
 
@@ -238,9 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--duration", type=float, help="virtual seconds per preset")
     s.add_argument("--max-steps", type=int, default=2000, help="engine steps per preset (0 = no limit)")
     s.add_argument("--attention-only", action="store_true", help="replay attention only (no weight reads)")
-    s.add_argument("--gpu-name", help="profiles.toml GPU to calibrate (default: from the replays' device)")
-    s.add_argument("--model-name", help="profiles.toml model to compare with (default: the replayed shape)")
-    s.add_argument("--profile-out", metavar="F", help="write a calibrated copy of profiles.toml here instead")
+    s.add_argument("--gpu-name", help="sims/hw/gpus.toml GPU to calibrate (default: from the replays' device)")
+    s.add_argument("--model-name", help="sims/hw/models model to compare with (default: the replayed shape)")
+    s.add_argument("--profile-out", metavar="F", help="write a calibrated copy of sims/hw/efficiency.toml here instead")
     s.add_argument("--dry-run", action="store_true", help="fit and report, write nothing")
     common(s)
     s.set_defaults(fn=cmd_calibrate)

@@ -89,7 +89,7 @@ def run_case(case: Case, device: str) -> dict:
     tol = _TOL[dtype]
     if case.kind == "kvwrite":
         new = list(case.new)
-        slots = ops.slot_mapping(tables, [n - k for n, k in zip(lens, new)], new, bs)
+        slots = ops.slot_mapping(tables, [n - k for n, k in zip(lens, new, strict=True)], new, bs)
         slots[len(slots) // 2] = -1  # a padding row is skipped
         kn = torch.randn(len(slots), hkv, d, device=device).to(dtype)
         vn = torch.randn(len(slots), hkv, d, device=device).to(dtype)

@@ -142,7 +142,7 @@ class PagedAttentionModel:
             q = qkv[:, :qd].view(t, s.q_heads, s.head_dim)
             k = qkv[:, qd : qd + kd].view(t, s.kv_heads, s.head_dim)
             v = qkv[:, qd + kd :].view(t, s.kv_heads, s.head_dim)
-            for (store, inp), lo, hi in zip(groups, bounds, bounds[1:]):
+            for (store, inp), lo, hi in zip(groups, bounds, bounds[1:], strict=False):
                 if hi == lo:
                     continue
                 k_cache, v_cache = store[layer, 0], store[layer, 1]
@@ -154,7 +154,7 @@ class PagedAttentionModel:
                 gu = h @ w["gate_up"][layer]
                 x = x + (torch.nn.functional.silu(gu[:, : s.intermediate]) * gu[:, s.intermediate :]) @ w["down"][layer]
         if w is not None:
-            rows = [lo + r for (_, inp), lo in zip(groups, bounds) for r in inp.last_rows]
+            rows = [lo + r for (_, inp), lo in zip(groups, bounds, strict=False) for r in inp.last_rows]
             last = torch.nn.functional.rms_norm(x[rows], (s.hidden,))
             torch.argmax(last @ w["lm_head"], dim=-1)
 

@@ -297,7 +297,7 @@ def kv_write(
 def slot_mapping(tables: list[list[int]], starts: list[int], counts: list[int], block_size: int) -> list[int]:
     """Pool slots of tokens ``starts[i] .. starts[i] + counts[i] - 1`` of each sequence, in order."""
     slots: list[int] = []
-    for table, start, n in zip(tables, starts, counts):
+    for table, start, n in zip(tables, starts, counts, strict=True):
         for pos in range(start, start + n):
             blk = pos // block_size
             if blk >= len(table):

@@ -46,7 +46,7 @@ def paged_attention(
     are its last ``query_lens[b]`` positions (decode: query_lens all 1)."""
     outs = []
     row = 0
-    for table, ctx, n in zip(tables, context_lens, query_lens):
+    for table, ctx, n in zip(tables, context_lens, query_lens, strict=True):
         k = gather_kv(k_cache, table, ctx)
         v = gather_kv(v_cache, table, ctx)
         pos = torch.arange(ctx - n, ctx)

@@ -304,7 +304,7 @@ def calibrate_runs(runs: list[dict], gpu: str | None = None, model: str | None =
     gpu = gpu or calibrate.profile_gpu_name(device or "")
     if gpu is None:
         raise ValueError(
-            f"cannot tell which profiles.toml GPU {device!r} is; pass --gpu-name (one of {', '.join(cost.gpu_names())})"
+            f"cannot tell which sims/hw/gpus.toml GPU {device!r} is; pass --gpu-name (one of {', '.join(cost.gpu_names())})"
         )
     if model_name not in cost.model_names():
         raise ValueError(

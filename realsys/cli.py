@@ -8,6 +8,7 @@ import signal
 
 from realsys import replay, servers
 from sims.core import presets
+from sims.core.limits import InputError
 
 
 def _stop(signum, frame) -> None:  # noqa: ANN001
@@ -20,7 +21,7 @@ def cmd_replay(args: argparse.Namespace, table) -> int:
     try:
         result = replay.run(preset, args.against, args.speed, args.address, args.seed, args.duration)
     except (servers.RealError, ConnectionError, OSError) as exc:
-        raise ValueError(f"replay against {args.against}: {exc}") from None
+        raise InputError(f"replay against {args.against}: {exc}") from None
     if args.json:
         print(json.dumps(result))
     else:

@@ -116,7 +116,7 @@ def measure(tmp, exe: str, times: list[float], rate: float, burst: float, speed:
     sent = [(s - start) * speed for s, _, _ in results]  # virtual seconds, as sent
     waits = [(d - s) for s, d, _ in results]
     admitted = [c == 200 for c in codes]
-    late = sorted(abs(s - t) for s, t in zip(sent, times))
+    late = sorted(abs(s - t) for s, t in zip(sent, times, strict=True))
     return {"admitted": admitted, "sent": sent, "waits": waits, "late": late}
 
 

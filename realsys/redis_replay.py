@@ -120,7 +120,7 @@ def replay(r: Redis, refs: list[tuple[float, object]], speed: float) -> dict:
     resident = []  # DBSIZE every 1000 references, past the first ``warm`` ones
     start = time.perf_counter()
     offset = time.time() % 60  # where in its minute Redis's clock (unix time) stands at t = 0
-    for (t, _), name in zip(refs, names):
+    for (t, _), name in zip(refs, names, strict=True):
         due = start + t / speed
         now = time.perf_counter()
         if now < due:
@@ -162,7 +162,7 @@ def model_on(
     cache = get_policy("cache", setting.model)(size, speed=speed, clock_offset=offset, **setting.params)
     cache.use_rng(random.Random(seed))
     hits = 0
-    for t, (_, key) in zip(times, refs):
+    for t, (_, key) in zip(times, refs, strict=True):
         cache.clock_to(t)
         hits += cache.access(key)
     return hits / len(refs) if refs else 0.0

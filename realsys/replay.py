@@ -115,11 +115,11 @@ def _nginx(preset, speed, address, seed, duration) -> dict:
             want, want_waits = nginx_replay.decisions(s.model, times, rate, burst, speed)
             on_sent, _ = nginx_replay.decisions(s.model, got["sent"], rate, burst, speed)
             n = len(times)
-            same = sum(a == b for a, b in zip(got["admitted"], want))
-            same_sent = sum(a == b for a, b in zip(got["admitted"], on_sent))
+            same = sum(a == b for a, b in zip(got["admitted"], want, strict=True))
+            same_sent = sum(a == b for a, b in zip(got["admitted"], on_sent, strict=True))
             accepted = sum(got["admitted"])
             late = got["late"]
-            waits = sorted(w for w, ok in zip(got["waits"], got["admitted"]) if ok)
+            waits = sorted(w for w, ok in zip(got["waits"], got["admitted"], strict=True) if ok)
             result["panels"][s.label] = {
                 "requests": n,
                 "accepted": accepted,

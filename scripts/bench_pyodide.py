@@ -44,7 +44,7 @@ def main() -> int:
         )
     report = json.loads(out.stdout)
     py_ms: dict[str, list[float]] = {}
-    for job, res in zip(jobs, report["results"]):
+    for job, res in zip(jobs, report["results"], strict=True):
         py_ms.setdefault(job["preset"], []).append(res["wall_ms"])
     print(
         f"Pyodide {report['python'].split()[0]} under Node (load {report['load_ms']:.0f} ms) vs CPython "

@@ -56,7 +56,7 @@ stage bench 80 "$PY" -m gpu_backend.cli bench --batches 1,8,32,64,128 --contexts
 stage replay_full 100 "$PY" -m gpu_backend.cli replay chunked-prefill --panel budget-2048 --duration 40 \
   --max-steps 1500 --full-model --json --out "$DIR/replay_full.json"
 stage calibrate 20 "$PY" -m gpu_backend.cli calibrate --from "$DIR/replay_full.json" \
-  --profile-out "$DIR/profiles.calibrated.toml" --json --out "$DIR/calibrate.json"
+  --profile-out "$DIR/efficiency.calibrated.toml" --json --out "$DIR/calibrate.json"
 
 stage replay_paged 30 "$PY" -m gpu_backend.cli replay kv-fragmentation --panel paged --duration 120 \
   --max-steps 600 --json --out "$DIR/replay_paged.json"

@@ -119,7 +119,7 @@ def summary(times: list[float]) -> dict:
     for t in done:
         total += t
     return {
-        "percentiles_ms": dict(zip([f"p{int(q * 100)}" for q in QS], ms)),
+        "percentiles_ms": dict(zip([f"p{int(q * 100)}" for q in QS], ms, strict=True)),
         "mean_ms": round(1000 * total / len(done)) if done else None,
         "over_10s": stuck,
     }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from sims.core.limits import InputError
 from sitebuild.pack import ROOT
 
 ENTRY = Path(__file__).resolve().parent / "bundles" / "codemirror.js"
@@ -18,7 +19,7 @@ def build_editor(out: Path) -> Path:
     nm = ROOT / "node_modules"
     for pkg in NEEDS:
         if not (nm / pkg / "package.json").exists():
-            raise ValueError(f"{nm / pkg} is missing: run `npm ci` first")
+            raise InputError(f"{nm / pkg} is missing: run `npm ci` first")
     dest = out / "static" / "vendor" / "codemirror" / "codemirror.js"
     dest.parent.mkdir(parents=True, exist_ok=True)
     cmd = [
@@ -33,5 +34,5 @@ def build_editor(out: Path) -> Path:
     ]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     if done.returncode != 0:
-        raise ValueError(f"bundling the editor failed: {(done.stderr or done.stdout).strip()[-400:]}")
+        raise InputError(f"bundling the editor failed: {(done.stderr or done.stdout).strip()[-400:]}")
     return dest

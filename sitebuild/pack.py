@@ -13,9 +13,13 @@ _EPOCH = (2020, 1, 1, 0, 0, 0)
 
 
 def python_files() -> list[Path]:
-    """The simulations (code and data), the presets and the bridge; no CLI edges, no server."""
+    """The simulations (code and data), the presets and the bridge; no CLI edges, no server, no
+    concept pages' text (the build reads it in CPython; the browser never does)."""
+    skip = {"__pycache__", "concepts"}
     files = sorted(
-        p for p in (ROOT / "sims").rglob("*") if p.suffix in (".py", ".toml", ".json") and "__pycache__" not in p.parts
+        p
+        for p in (ROOT / "sims").rglob("*")
+        if p.suffix in (".py", ".toml", ".json") and not skip & set(p.relative_to(ROOT).parts)
     )
     files += sorted((ROOT / "presets").glob("*.toml"))
     files += [ROOT / "web" / "__init__.py", *sorted((ROOT / "web" / "pyodide").glob("*.py"))]

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sims.core.limits import InputError
 from sitebuild.pack import ROOT, pack_python
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -25,6 +26,9 @@ STAMP = ".contention-build"  # written last: a build without it was interrupted
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 UPLOT_FILES = ("dist/uPlot.esm.js", "dist/uPlot.min.css")
 POSTER_SECONDS = 8.0  # real seconds of play (at the preset's default speed) precomputed
+# ... and for a preset that opens later in its run (site.start), the 20 s in which it must make its
+# point: the live run first has to compute everything up to the start
+POSTER_SECONDS_FROM_START = 20.0
 POSTER_BYTES = 300_000  # JSON budget per preset page (it gzips about tenfold)
 
 Progress = Callable[[str, float], None]
@@ -50,22 +54,99 @@ _COMMENT_LINES = re.compile(r"^[ \t]*(?://[^\n]*|/\*\*?(?:[^*]|\*(?!/))*\*/[ \t]
 
 
 def strip_comment_lines(js: str) -> str:
-    """``js`` without its whole-line comments (``// ...`` lines and ``/** ... */`` blocks that start
-    a line): the served modules weigh about a fifth less gzipped (the embed's budget), the sources
+    """``js`` (or CSS) without its whole-line comments (``// ...`` lines and ``/** ... */`` or
+    ``/* ... */`` blocks that start a line): the served modules and stylesheets weigh about a fifth
+    less gzipped (the embed's budget), the sources
     keep their comments. Comments after code on a line stay (a ``//`` inside a string is safe)."""
     return _COMMENT_LINES.sub("", js)
 
 
+def step_model_note(presets: list) -> str | None:
+    """A line for a page whose panels price steps on a GPU (a ``gpu`` param): how far the step-time
+    model is from measurements (sims/hw, docs/engine.md); a GPU that ``contention gpu calibrate``
+    measured gets the calibration's figure instead."""
+    gpus = sorted({p.params["gpu"] for pr in presets for p in pr.panels if isinstance(p.params.get("gpu"), str)})
+    if not gpus:
+        return None
+    from sims.hw.step import accuracy
+
+    acc = {g: accuracy(g) for g in gpus}
+    notes = [
+        f"Step times on the {g} are calibrated on a real one (contention gpu calibrate): within "
+        f"{m['mean_abs_err']:.1%} of {m['steps']:,} measured steps on average."
+        for g, m in ((g, a["measured"]) for g, a in acc.items() if "measured" in a)
+    ]
+    fitted = [g for g in gpus if "measured" not in acc[g]]
+    if fitted:
+        e = acc[fitted[0]]
+        others = [g for g in fitted if g != e["gpu"]]
+        notes.append(
+            f"Step times come from a model fitted to measured {e['gpu']} operator timings (Vidur's profiles): "
+            f"the non-attention work is within {e['linear_median']:.1%} of them at the median and "
+            f"{e['linear_p90']:.1%} at the 90th percentile, TP all-reduces within {e['allreduce_median']:.1%}; "
+            "attention is modelled, not measured"
+            + (f"; on the {', '.join(others)} it applies the fitted fractions to the datasheet." if others else ".")
+        )
+    return " ".join(notes)
+
+
+INTRO_WORDS = 60  # the most words a preset page shows before its picture
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+_CLAUSE = re.compile(r"(?<=[;:])\s+")
+
+
+def split_intro(text: str, words: int = INTRO_WORDS) -> tuple[str, str]:
+    """``text`` as (intro, rest): the intro is its first sentences, at most ``words`` words in all;
+    a first sentence longer than that is cut after a clause (``;`` or ``:``), else after ``words``
+    words with an ellipsis. The rest goes behind "More about this preset"."""
+
+    def take(parts: list[str]) -> tuple[str, str] | None:
+        n = 0
+        for k, part in enumerate(parts):
+            n += len(part.split())
+            if n > words:
+                return (" ".join(parts[:k]), " ".join(parts[k:])) if k else None
+        return " ".join(parts), ""
+
+    text = " ".join((text or "").split())
+    got = take(_SENTENCE.split(text)) or take(_CLAUSE.split(text))
+    if got:
+        return got
+    cut = text.split()
+    return " ".join(cut[:words]) + " …", "… " + " ".join(cut[words:])
+
+
 def preset_meta(preset, poster: list[str]) -> dict[str, Any]:
     """What a page needs to run a preset: ``api.describe``, the precomputed poster frames and the
-    columns of their chart rows (``web.pyodide.bridge.series_columns``: the charts plus windowed ratios' counters)."""
-    from sims.core import api
+    columns of their chart rows (``web.pyodide.bridge.series_columns``: the charts plus windowed
+    ratios' counters); and what its sections can offer before Python is live: ``trace_formats``
+    (the trace files it takes) and ``decides`` (whether its panels record decisions, so that
+    "Jump to divergence" applies)."""
+    from sims.core import api, traceformats
+    from sims.core.diverge import records
     from sims.core.scenario import Scenario
     from web.pyodide import bridge
 
     meta = api.describe(preset)
-    series, windows = bridge.series_columns(meta["charts"], Scenario(preset, events=[]).metrics())
-    return {**meta, "series": series, "windows": windows, "poster": [json.loads(f) for f in poster]}
+    empty = Scenario(preset, events=[])
+    series, windows = bridge.series_columns(meta["charts"], empty.metrics())
+    note = step_model_note([preset])
+    return {
+        **meta,
+        **({"step_model": note} if note else {}),
+        "series": series,
+        "windows": windows,
+        "trace_formats": traceformats.fits(preset),
+        "decides": any(records(p) for p in empty.panels.values()),
+        "poster": [json.loads(f) for f in poster],
+    }
+
+
+def opening_figures(text: dict[str, Any], presets: list) -> list:
+    """The presets a topic page shows live between its paragraphs: its ``[page] figures``, in that
+    order, else its first three presets."""
+    names = {p.name: p for p in presets}
+    return [names[n] for n in text.get("figures", ()) if n in names] or presets[:3]
 
 
 def quiz_answers(quiz: dict, preset) -> dict[str, Any] | None:
@@ -99,14 +180,14 @@ def _copy_vendor(out: Path) -> None:
     for name in PYODIDE_FILES:
         src = nm / "pyodide" / name
         if not src.exists():
-            raise ValueError(f"{src} is missing: run `npm ci` first")
+            raise InputError(f"{src} is missing: run `npm ci` first")
         shutil.copyfile(src, pyo / name)
     up = out / "static" / "vendor" / "uplot"
     up.mkdir(parents=True, exist_ok=True)
     for rel in UPLOT_FILES:
         src = nm / "uplot" / rel
         if not src.exists():
-            raise ValueError(f"{src} is missing: run `npm ci` first")
+            raise InputError(f"{src} is missing: run `npm ci` first")
         shutil.copyfile(src, up / Path(rel).name)
 
 
@@ -114,7 +195,7 @@ def _env(templates: Path):
     try:
         import jinja2
     except ModuleNotFoundError as exc:  # the CLI names the extra; keep the message for direct use
-        raise ValueError(f"building the site needs jinja2 ({exc.name} is missing)") from None
+        raise InputError(f"building the site needs jinja2 ({exc.name} is missing)") from None
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates),
         autoescape=jinja2.select_autoescape(["html"]),
@@ -122,6 +203,7 @@ def _env(templates: Path):
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters["intro"] = split_intro
     env.filters["json_script"] = lambda obj: json.dumps(obj, separators=(",", ":")).replace("</", "<\\/")
     return env
 
@@ -155,7 +237,7 @@ def build(out: Path, progress: Progress | None = None) -> Path:
     report = progress or (lambda label, frac: None)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    for sub in ("static", "play", "topics"):  # only what this build writes
+    for sub in ("static", "play", "topics", "tracks", "search"):  # only what this build writes
         shutil.rmtree(out / sub, ignore_errors=True)
 
     report("copying Pyodide and uPlot", 0.0)
@@ -164,15 +246,19 @@ def build(out: Path, progress: Progress | None = None) -> Path:
 
     build_editor(out)  # CodeMirror for "Edit a policy"
     shutil.copytree(STATIC, out / "static", dirs_exist_ok=True)
-    for js in (out / "static").glob("**/*.js"):
-        if "vendor" not in js.parts:
-            js.write_text(strip_comment_lines(js.read_text(encoding="utf-8")), encoding="utf-8")
+    for src in [*(out / "static").glob("**/*.js"), *(out / "static").glob("**/*.css")]:
+        if "vendor" not in src.parts:
+            src.write_text(strip_comment_lines(src.read_text(encoding="utf-8")), encoding="utf-8")
     pack_python(out / "static" / "py" / "sims.zip")
 
     content = load_content()
     all_presets = presets_mod.all_presets()
     topic_order = registry.topic_names()
     common = _common(content, all_presets)
+    from sitebuild import concept_pages, search_index, track_pages
+
+    learn = concept_pages.gather(all_presets)  # fails now, naming them, when a policy has no content
+    tracks = track_pages.load(all_presets, {c.slug: c.title for t in learn.concepts.values() for c in t.values()})
     by_topic = common["by_topic"]
     api_client = (STATIC / "js" / "api-client.js").exists()
     env = _env(TEMPLATES)
@@ -182,13 +268,22 @@ def build(out: Path, progress: Progress | None = None) -> Path:
     for i, p in enumerate(all_presets):
         report(f"precomputing {p.name}", 0.05 + 0.75 * i / n)
         try:
-            meta = preset_meta(p, bridge.poster(p.name, POSTER_SECONDS, POSTER_BYTES))
+            seconds = POSTER_SECONDS_FROM_START if api.default_start(p) else POSTER_SECONDS
+            meta = preset_meta(p, bridge.poster(p.name, seconds, POSTER_BYTES))
         except Exception as exc:  # a broken preset gets a page that says so; the rest still build
             meta = {**api.describe(p, summary=True), "poster": [], "build_error": f"{type(exc).__name__}: {exc}"}
         metas[p.name] = meta
         (out / "static" / "presets").mkdir(parents=True, exist_ok=True)
         (out / "static" / "presets" / f"{p.name}.json").write_text(json.dumps(meta, separators=(",", ":")))
-        page = env.get_template("play.html").render(root="../../", preset=p, meta=meta, api_client=api_client, **common)
+        page = env.get_template("play.html").render(
+            root="../../",
+            preset=p,
+            meta=meta,
+            api_client=api_client,
+            preset_concepts=learn.by_preset.get(p.name, []),
+            lessons=tracks.of(f"play/{p.name}"),
+            **common,
+        )
         _write(out / "play" / p.name / "index.html", page)
 
     report("writing topic pages", 0.8)
@@ -216,8 +311,12 @@ def build(out: Path, progress: Progress | None = None) -> Path:
             topic=topic,
             text=text,
             presets=by_topic.get(topic, []),
+            figures=opening_figures(text, by_topic.get(topic, [])),
+            extra_pages=registry.topic_info(topic).pages,
             quizzes=quizzes,
             implemented=implemented,
+            concepts=learn.listed(topic),
+            step_model=step_model_note(by_topic.get(topic, [])),
             **common,
         )
         _write(out / "topics" / topic / "index.html", page)
@@ -234,10 +333,13 @@ def build(out: Path, progress: Progress | None = None) -> Path:
             )
             _write(out / "topics" / topic / extra["slug"] / "index.html", page)
 
+    concept_pages.write(env, out, common, learn, tracks.of, report)
+    track_pages.write(env, out, common, tracks)
+    search_index.write(env, out, common, search_index.entries(content, all_presets, learn, tracks))
     _write(
         out / "index.html",
         env.get_template("index.html").render(
-            root="", translation=content["translation"], presets=all_presets, **common
+            root="", translation=content["translation"], presets=all_presets, tracks=tracks.all, **common
         ),
     )
     _write(out / "404.html", env.get_template("404.html").render(root="/", **common))  # served for any path
@@ -246,6 +348,9 @@ def build(out: Path, progress: Progress | None = None) -> Path:
     from sitebuild import embed
 
     embed.build_embeds(out, env, all_presets, metas, common)
+    from sitebuild import csp
+
+    csp.secure(out)  # every page: its Content-Security-Policy, as a meta (any static host)
     (out / STAMP).write_text(f"built {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
     report("done", 1.0)
     return out

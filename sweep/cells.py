@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,12 +63,16 @@ def row(job: Job, panel: str, metrics: dict[str, Any], error: str | None) -> dic
 
 
 def jobs(
-    preset: presets.Preset, cell_params: list[dict], seeds: list[int], panels: list[str] | None, drain: bool = False
-) -> list[Job]:
+    preset: presets.Preset,
+    cell_params: Iterable[dict],
+    seeds: Sequence[int],
+    panels: list[str] | None,
+    drain: bool = False,
+) -> Iterator[Job]:
+    """The jobs in grid order (cell, then seed), made one at a time as they are asked for."""
     h = content_hash(preset)
     kept = tuple(panels) if panels else None
-    return [
-        Job(preset.raw, preset.path or f"{preset.name}.toml", params, seed, kept, h, drain)
-        for params in cell_params
-        for seed in seeds
-    ]
+    path = preset.path or f"{preset.name}.toml"
+    for params in cell_params:
+        for seed in seeds:
+            yield Job(preset.raw, path, params, seed, kept, h, drain)

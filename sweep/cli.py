@@ -103,8 +103,20 @@ def table(summ: list[dict], metrics: list[str]) -> str:
     return "\n".join(lines)
 
 
+def with_model(preset, model: str):
+    """``plan --model``: every panel runs ``model`` (a shipped name or a config.json, made absolute
+    so worker processes find it)."""
+    if not all("model" in p.params for p in preset.panels):
+        raise grid.SweepError(f"--model: preset {preset.name!r} has panels without a model")
+    if model.endswith(".json") or "/" in model:
+        model = str(Path(model).resolve())
+    return preset.with_overrides({f"panels.{p.name}.model": model for p in preset.panels})
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     preset = load_preset(args.preset)
+    if args.model:
+        preset = with_model(preset, args.model)
     targets = [plan.parse_target(t) for t in args.target or []]
     execute = executors.pick(args.ray, _workers(args.workers))
     result = plan.plan(preset, args.vary, targets, args.seeds, args.panel, execute, args.confidence, args.drain)

@@ -1,22 +1,31 @@
 """The grid: ``--grid KEY=V1,V2,...`` or ``--grid KEY=LO:HI:STEP``, checked before anything runs.
 
-KEY is ``workload.X``, ``defaults.X`` or ``panels.NAME.X`` (one panel's parameter). Every cell's
-preset is built up front, so an unknown key or a value of the wrong type fails with the key named,
-before the first run.
+KEY is ``workload.X``, ``defaults.X`` or ``panels.NAME.X`` (one panel's parameter). The size of a
+sweep is counted before anything is built: at most ``MAX_SEEDS`` seeds, ``MAX_CELLS`` cells (more
+than ``--max-cells`` only with ``--yes``) and ``MAX_RUNS`` runs in all, so a sweep's rows fit in
+memory. Then every cell's preset is built, so an unknown key or a value of the wrong type fails
+with the key named, before the first run.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from sims.core import presets
+from sims.core.limits import InputError
+
+MAX_VALUES = 100_000  # values of one --grid key (a plan bisects them)
+MAX_SEEDS = 10_000  # --seeds
+MAX_RUNS = 50_000  # cells x seeds: each run's rows (up to about 10 KB) are held until the output is written
+MAX_CELLS = MAX_RUNS  # cells of a grid, even with --yes
 
 
-class SweepError(ValueError):
+class SweepError(InputError):
     """Bad sweep input: printed as one line by the CLI, exit status 2."""
 
 
@@ -52,8 +61,8 @@ def _range(key: str, spec: str) -> list[Any]:
     if hi < lo:
         raise SweepError(f"--grid {key}: HI is below LO in {spec!r}")
     count = int((hi - lo) / step) + 1
-    if count > 100_000:
-        raise SweepError(f"--grid {key}: {spec!r} has {count} values; at most 100000")
+    if count > MAX_VALUES:
+        raise SweepError(f"--grid {key}: {spec!r} has {count} values; at most {MAX_VALUES}")
     integral = all(x == x.to_integral_value() for x in (lo, step))
     # decimal steps, so 0.1:0.5:0.1 gives 0.1, 0.2, ... exactly as written, not 0.30000000000000004
     return [int(lo + k * step) if integral else float(lo + k * step) for k in range(count)]
@@ -77,6 +86,8 @@ def parse_grid(items: list[str]) -> dict[str, list[Any]]:
             values = [parse_value(v) for v in spec.split(",") if v.strip()]
         if not values:
             raise SweepError(f"--grid {key}: no values")
+        if len(values) > MAX_VALUES:
+            raise SweepError(f"--grid {key}: {len(values)} values; at most {MAX_VALUES}")
         grid[key] = values
     return grid
 
@@ -97,7 +108,27 @@ class Cell:
 def cells(grid: dict[str, list[Any]]) -> list[Cell]:
     """Every combination, in the grid's key order; an empty grid is the one cell of no overrides."""
     keys = list(grid)
-    return [Cell(tuple(zip(keys, combo))) for combo in itertools.product(*(grid[k] for k in keys))]
+    return [Cell(tuple(zip(keys, combo, strict=True))) for combo in itertools.product(*(grid[k] for k in keys))]
+
+
+def count(grid: dict[str, list[Any]]) -> int:
+    """The number of cells, without making them."""
+    return math.prod(len(values) for values in grid.values())
+
+
+def check_size(n_cells: int, n_seeds: int, max_cells: int, yes: bool) -> None:
+    """Refuse a sweep past the bounds, naming the flag to change."""
+    if not 1 <= n_seeds <= MAX_SEEDS:
+        raise SweepError(f"--seeds must be between 1 and {MAX_SEEDS}, got {n_seeds}")
+    if n_cells > MAX_CELLS:
+        raise SweepError(f"--grid: the grid has {n_cells} cells; at most {MAX_CELLS}, even with --yes")
+    if n_cells > max_cells and not yes:
+        raise SweepError(f"the grid has {n_cells} cells, more than --max-cells {max_cells}; add --yes to run it")
+    if n_cells * n_seeds > MAX_RUNS:
+        raise SweepError(
+            f"--seeds {n_seeds} over {n_cells} cells is {n_cells * n_seeds} runs; at most {MAX_RUNS} "
+            "(fewer seeds or a smaller --grid)"
+        )
 
 
 def check_key(preset: presets.Preset, key: str) -> None:
@@ -120,14 +151,15 @@ def build(preset: presets.Preset, cell: Cell) -> presets.Preset:
         raise SweepError(f"cell {cell.key()}: {exc}") from None
 
 
-def validate(preset: presets.Preset, grid: dict[str, list[Any]], max_cells: int, yes: bool) -> list[Cell]:
-    """Every cell, each checked by building its preset; refuses a grid over ``max_cells`` unless
-    ``yes``."""
+def validate(
+    preset: presets.Preset, grid: dict[str, list[Any]], max_cells: int, yes: bool, n_seeds: int = 1
+) -> list[Cell]:
+    """Every cell, each checked by building its preset, once ``check_size`` has passed for
+    ``n_seeds`` seeds a cell (a grid over ``max_cells`` needs ``yes``)."""
     for key in grid:  # no --grid at all is one cell: the preset as it is, over the seeds
         check_key(preset, key)
+    check_size(count(grid), n_seeds, max_cells, yes)
     todo = cells(grid)
-    if len(todo) > max_cells and not yes:
-        raise SweepError(f"the grid has {len(todo)} cells, more than --max-cells {max_cells}; add --yes to run it")
     for cell in todo:
         build(preset, cell)
     return todo

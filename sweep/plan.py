@@ -72,13 +72,13 @@ def plan(
         raise grid.SweepError("give at least one --target METRIC<X")
     if not 0.5 < confidence < 1.0:
         raise grid.SweepError(f"--confidence must lie in (0.5, 1), got {confidence}")
-    if n_seeds < 2:
-        raise grid.SweepError("--seeds must be at least 2 for a confidence bound")
+    if not 2 <= n_seeds <= grid.MAX_SEEDS:
+        raise grid.SweepError(f"--seeds must be between 2 (for a confidence bound) and {grid.MAX_SEEDS}, got {n_seeds}")
     spec = grid.parse_grid([vary])
     ((key, values),) = spec.items()
     if panel not in preset.panel_names():
         raise grid.SweepError(f"--panel {panel!r}: valid: {', '.join(preset.panel_names())}")
-    grid.validate(preset, spec, max_cells=len(values), yes=True)
+    grid.validate(preset, spec, max_cells=len(values), yes=True)  # each probe is one cell
     probes: dict[int, dict] = {}
 
     def probe(i: int) -> dict:

@@ -1,9 +1,12 @@
-"""Run a sweep: every job not yet in the journal, then the rows in grid order and a summary."""
+"""Run a sweep: every job not yet in the journal, then the rows in grid order and a summary.
+
+Jobs are made as the executor asks for them, never listed whole: only the finished rows are held
+(``grid.MAX_RUNS`` bounds them)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from sims.core import presets
@@ -41,7 +44,7 @@ def run(
     grid_spec: dict[str, list],
     n_seeds: int,
     panels: list[str] | None,
-    execute: Callable[[list[cells.Job]], Iterator[dict]],
+    execute: Callable[[Iterable[cells.Job]], Iterator[dict]],
     out: Path | None = None,
     resume: bool = False,
     progress: bool = False,
@@ -50,32 +53,34 @@ def run(
     drain: bool = False,
 ) -> list[dict]:
     """All rows, in grid order (cell, then seed, then panel). Journals to ``out`` as it goes."""
-    if n_seeds < 1:
-        raise grid.SweepError(f"--seeds must be at least 1, got {n_seeds}")
     if panels:
         presets.select_panels(preset, panels)  # unknown panel names fail before anything runs
-    todo = grid.validate(preset, grid_spec, max_cells, yes)
-    seeds = [preset.seed + k for k in range(n_seeds)]
-    jobs = cells.jobs(preset, [c.as_dict() for c in todo], seeds, panels, drain)
+    todo = grid.validate(preset, grid_spec, max_cells, yes, n_seeds)
+    seeds = range(preset.seed, preset.seed + n_seeds)
+
+    def jobs() -> Iterator[cells.Job]:
+        return cells.jobs(preset, (c.as_dict() for c in todo), seeds, panels, drain)
+
     if out is not None:
         store.check_out(out)
     journal = store.Journal(store.journal_path(out), resume) if out is not None else None
     done: dict[str, list[dict]] = dict(journal.done) if journal else {}
-    missing = [j for j in jobs if j.key() not in done]
-    bar = Progress(len(jobs), progress)
+    total = len(todo) * n_seeds
+    before = min(len(done), total)  # what the journal already holds (resumed)
+    bar = Progress(total, progress)
     fresh = 0
     try:
-        for rec in execute(missing):
+        for rec in execute(j for j in jobs() if j.key() not in done):
             done[rec["key"]] = rec["rows"]
             if journal:
                 journal.add(rec)
             fresh += 1
-            bar.update(len(jobs) - len(missing) + fresh, fresh)
+            bar.update(before + fresh, fresh)
     finally:
         bar.close()
         if journal:
             journal.close()
-    rows = [r for j in jobs for r in done[j.key()]]
+    rows = [r for j in jobs() for r in done[j.key()]]
     if out is not None:
         store.write(out, rows)
         store.journal_path(out).unlink(missing_ok=True)

@@ -48,13 +48,14 @@ def pyodide_runner(tmp_path):
 def _sample_for_check(items) -> None:
     """A test over many presets or seeds runs them all in ``make test``; ``make check`` keeps a
     sample and marks the others ``slow``. ``every_preset("arg")``: the first preset of each topic it
-    is given; ``every_seed("arg")``: the first seed, for each value of the other parameters."""
+    is given; ``every_concept("arg")``: the first concept ("topic/name") of each topic;
+    ``every_seed("arg")``: the first seed, for each value of the other parameters."""
     from sims.core import presets
 
     topics: dict[str, str] = {}
     seen: set[tuple] = set()
     for item in items:
-        for kind in ("every_preset", "every_seed"):
+        for kind in ("every_preset", "every_concept", "every_seed"):
             mark = item.get_closest_marker(kind)
             if mark is None:
                 continue
@@ -66,6 +67,8 @@ def _sample_for_check(items) -> None:
                 if params[arg] not in topics:
                     topics[params[arg]] = presets.load(params[arg]).topic
                 group = topics[params[arg]]
+            elif kind == "every_concept":
+                group = params[arg].split("/")[0]
             key = (item.module.__name__, item.originalname, kind, group, others)
             if key in seen:
                 item.add_marker(pytest.mark.slow)

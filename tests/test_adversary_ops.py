@@ -53,6 +53,17 @@ def test_paging_belady_asks_for_an_anomaly_and_finds_one():
     assert result["best_score"] > 0
     assert result["panels"]["fifo-4"]["faults"] > result["panels"]["fifo-3"]["faults"]
     assert len(result["overrides"]["workload"]["keys"]) <= info["length"]
+    # the page shows it shrunk: Bélády's 12 references, found in the page's 40
+    assert result["shrunk"]["from"] == 40 and result["shrunk"]["to"] == 12 and result["shrunk"]["minimal"]
+    assert len(result["overrides"]["workload"]["keys"]) == 12 and result["best_score"] == 1
+
+
+def test_the_page_can_keep_what_it_found_unshrunk():
+    call("search_start", id="u", preset="paging-belady", budget=3000)
+    call("search_run", id="u", n=3000)
+    result = call("search_result", id="u", shrink=False)
+    call("search_drop", id="u")
+    assert result["shrunk"] is None and len(result["overrides"]["workload"]["keys"]) > 12
 
 
 def test_without_site_search_the_objective_reverses_the_claim():

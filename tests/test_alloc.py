@@ -250,6 +250,16 @@ def test_shred_preset_fits_fail_what_free_space_could_hold():
     assert m["paged"]["failed"] == 0 and m["paged"]["external_frag"] == 0.0
 
 
+def test_shred_description_states_the_workloads_size_classes():
+    p = load("alloc-shred")
+    small, large = p.workload["classes"]
+    text = p.description
+    assert f"{p.workload['rate']:g} allocations per second" in text
+    assert f"half are small ({small[0]}-{small[1]} bytes) and live {small[3]:g} s on average" in text
+    assert f"half are large ({large[0] // 1024}-{large[1] // 1024} KiB) and live {large[3]:g} s on average" in text
+    assert small[2] == large[2]  # "half" and "half"
+
+
 def test_growing_preset_reservations_waste_pages_do_not():
     m = api.run("alloc-growing")["panels"]
     reserve, ff, paged = m["reserve"], m["first_fit"], m["paged"]

@@ -61,8 +61,8 @@ def test_stale_load_reports_make_least_connections_herd():
 
 def test_snapshot_at_t_equals_a_run_to_t_with_a_kill():
     p = presets.load("balance-slow-server").with_overrides(
-        {
-            "events": [{"t": 1.0, "kind": "kill_server", "server": 0}, {"t": 2.0, "kind": "slow_server", "server": 2}],
+        {  # server 3 is busy in every panel at t = 1.0, so its requests are rerouted
+            "events": [{"t": 1.0, "kind": "kill_server", "server": 3}, {"t": 2.0, "kind": "slow_server", "server": 2}],
             "duration": 4.0,
         }
     )
@@ -73,7 +73,7 @@ def test_snapshot_at_t_equals_a_run_to_t_with_a_kill():
         sc.check_invariants()
     assert any(m["rerouted"] > 0 for m in sc.metrics().values())
     views = json.loads(json.dumps(sc.views()))
-    assert views["ewma"]["servers"][0]["alive"] is False
+    assert views["ewma"]["servers"][3]["alive"] is False
 
 
 def test_seeking_back_through_checkpoints_replays_exactly():
@@ -93,6 +93,47 @@ def test_seeking_back_through_checkpoints_replays_exactly():
     assert sc.metrics() == late
 
 
+def test_latency_percentiles_count_the_backlog_by_its_age():
+    panel = _panel("round_robin", speeds=[1.0, 0.001])  # server 1 takes 10 s per 0.01 s job
+    for i in range(200):
+        panel.on_event({"t": i * 0.01, "kind": "request", "id": i, "size": 0.01})
+    panel.advance(3.0)
+    m = panel.metrics()
+    assert m["completed"] == 100 and m["in_system"] == 100  # server 1 has finished nothing
+    assert m["p99_latency"] > 0.9 and m["p99_latency_censored"] == 1, m  # completed ones alone: 0.01 s
+    assert m["p50_latency"] > 0.4 and m["mean_latency_censored"] == 1  # half the arrivals are waiting
+    assert m["mean_latency_completed"] < 0.02 < m["mean_latency"]
+
+
+def test_arrivals_stop_and_the_servers_drain_so_latencies_are_exact():
+    m = api.run("balance-herd", panels=["lc_live"])["panels"]["lc_live"]
+    assert m["in_system"] == 0 and m["p99_latency_censored"] == 0 and m["mean_latency_censored"] == 0
+    p = presets.load("balance-herd")
+    assert max(e["t"] for e in stream.generate("jobs", p.workload, p.seed, p.duration)) <= 28.0
+
+
+def test_least_connections_rotates_among_tied_servers_as_nginx_does():
+    lc = get_policy("balance", "least_connections")([1.0] * 4, None)
+    assert [lc.pick([0, 1, 2, 3], [0, 0, 0, 0], 0.0) for _ in range(8)] == [0, 1, 2, 3, 0, 1, 2, 3]
+    assert [lc.pick([0, 1, 2, 3], [2, 1, 5, 1], 0.0) for _ in range(4)] == [1, 3, 1, 3]  # ties only
+    assert lc.pick([0, 1, 2, 3], [3, 1, 0, 1], 0.0) == 2  # a unique minimum needs no turn
+    assert [lc.pick([1, 3], [0, 0, 0, 0], 0.0) for _ in range(2)] == [1, 3]  # live servers only
+
+
+def test_stale_least_connections_uses_every_server():
+    m = api.run("balance-herd", panels=["lc_stale"])["panels"]["lc_stale"]
+    assert m["imbalance"] < 0.5, m  # ties to the lowest index left server 7 idle for 30 s (imbalance 1.0)
+
+
+def test_peak_ewma_counts_its_own_requests_so_stale_reports_do_not_herd_it():
+    p = presets.load("balance-herd").with_overrides(
+        {"panels": [{"name": "ewma_stale", "policy": "ewma"}, {"name": "p2c_stale", "policy": "p2c"}]}
+    )
+    m = Scenario(p).run().metrics()
+    assert m["ewma_stale"]["max_queue"] < 20, m  # on the stale reports it herded: max_queue 276, p99 2.5 s
+    assert m["ewma_stale"]["p99_latency"] < m["p2c_stale"]["p99_latency"]
+
+
 # -- properties ----------------------------------------------------------------------------------
 _REQUEST = st.tuples(st.just("request"), st.floats(0.001, 0.3))
 _EVENT = st.one_of(
@@ -105,9 +146,11 @@ _EVENT = st.one_of(
 
 @settings(max_examples=30, deadline=None)
 @given(
-    evs=st.lists(st.tuples(st.floats(0.0, 0.05), _EVENT), min_size=1, max_size=120), stale=st.sampled_from([0.0, 0.2])
+    evs=st.lists(st.tuples(st.floats(0.0, 0.05), _EVENT), min_size=1, max_size=120),
+    stale=st.sampled_from([0.0, 0.2]),
+    clients=st.sampled_from([0, 3]),
 )
-def test_every_request_reaches_a_live_server_and_none_is_lost(evs, stale):
+def test_every_request_reaches_a_live_server_and_none_is_lost(evs, stale, clients):
     for policy in POLICIES:
         panel = _panel(policy, speeds=[1.0, 2.0, 0.5, 1.0], stale=stale)
         t = 0.0
@@ -116,12 +159,14 @@ def test_every_request_reaches_a_live_server_and_none_is_lost(evs, stale):
             ev = {"t": t, "kind": kind, "id": i}
             if kind == "request":
                 ev["size"] = x
+                if clients:
+                    ev["client"] = i % clients
             else:
                 ev["server"] = x
             panel.advance(t)
             before = list(panel.routed)
             panel.on_event(ev)  # the panel itself raises if it routes to a dead server
-            for s, (a, b) in enumerate(zip(before, panel.routed)):
+            for s, (a, b) in enumerate(zip(before, panel.routed, strict=True)):
                 if b > a:
                     assert panel.alive[s], f"{policy} routed to dead server {s}"
             panel.check_invariants()

@@ -11,10 +11,11 @@ censored lower bound (``<metric>_censored: 1``) cannot prove it beats the next o
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
-from sims.core import presets
+from sims.core import api, presets
 from sims.core.scenario import Scenario
 
 NAMES = sorted(presets.preset_names())
@@ -59,7 +60,7 @@ def holds(p: presets.Preset, claim: dict, seed: int) -> tuple[bool, str]:
     for name in order:
         assert metric in m[name], f"{p.name}: panel {name!r} reports no metric {metric!r}"
     higher = claim["higher_is_better"]
-    for better, worse in zip(order, order[1:]):
+    for better, worse in zip(order, order[1:], strict=False):
         a, b = m[better][metric], m[worse][metric]
         gap = a - b if higher else b - a
         if not higher and m[better].get(f"{metric}_censored", 0):
@@ -82,3 +83,56 @@ def test_claim_holds_on_several_seeds(name):
     assert ok >= need, f"{name}: claim holds on {ok} of {seeds} seeds, needs {need}: " + "; ".join(
         why for good, why in results if not good
     )
+
+
+PLAY_SECONDS = 20.0  # wall seconds of play within which a preset page must make its point
+
+
+def reach(p: presets.Preset) -> float:
+    """The virtual time a page reaches after PLAY_SECONDS of playing at its default speed from its
+    start (the browser's test_layout.py checks that a page really starts there at that speed)."""
+    return min(p.duration, api.default_start(p) + PLAY_SECONDS * api.default_speed(p))
+
+
+@pytest.mark.every_preset("name")
+@pytest.mark.parametrize("name", NAMES)
+def test_the_claim_shows_within_twenty_seconds_of_play(name):
+    """The claim already holds at the moment a reader reaches after 20 s of play, and its `at`
+    (checked on several seeds above) is a moment the page reaches by then."""
+    p = presets.load(name)
+    claim = claim_of(p)
+    t = reach(p)
+    assert float(claim.get("at", 30.0)) <= t + 1e-9, (
+        f"{name}: claim.at {claim.get('at')} s comes after the {t:g} s a page reaches in {PLAY_SECONDS:g} s of play "
+        f"(start {api.default_start(p):g} s, speed {api.default_speed(p):g}x)"
+    )
+    ok, why = holds(p, dict(claim, at=t), p.seed)
+    assert ok, f"{name}: after {PLAY_SECONDS:g} s of play (t = {t:g} s): {why}"
+
+
+def named_in(title: str, name: str) -> bool:
+    """Whether ``title`` names ``name`` as a word (first_fit, estimated_prefix, rho_95)."""
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", title) is not None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_panels_the_claim_and_the_title_name_are_on_by_default(name):
+    p = presets.load(name)
+    shown = api.shown_panels(p)
+    for panel in claim_of(p)["panels"]:
+        assert panel in shown, f"{name}: the claim's panel {panel!r} is not shown by default ({shown})"
+    policies = [s.policy for s in p.panels]
+    for spec in p.panels:  # by its name, or by its policy where no other panel has that policy
+        if named_in(p.title, spec.name) or (policies.count(spec.policy) == 1 and named_in(p.title, spec.policy)):
+            assert spec.name in shown, f"{name}: the title names {spec.name!r}, which is not shown by default ({shown})"
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if presets.load(n).site.get("xy")])
+def test_a_chart_across_the_panels_plots_metrics_they_report(name):
+    p = presets.load(name)
+    metrics = Scenario(p, events=[]).metrics()
+    for axis in ("x", "y"):
+        metric = p.site["xy"][axis]
+        assert all(metric in m for m in metrics.values()), (
+            f"{name}: xy.{axis} {metric!r} is not reported by every panel"
+        )

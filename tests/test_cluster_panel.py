@@ -119,7 +119,7 @@ def test_bad_input_is_a_value_error_naming_the_field(change, match):
 
 
 def test_a_refused_queue_head_is_refused_again_only_while_nothing_was_freed_or_cached(monkeypatch):
-    # the linearity fast path (issue 14): an overloaded replica refuses its queue head every step;
+    # the linearity fast path: an overloaded replica refuses its queue head every step;
     # a repeat refusal with no block freed or cached since skips the prefix match. Every skipped
     # check must be one that the full check refuses too, and the results must not move.
     from sims.engine.kv import Paged

@@ -84,7 +84,7 @@ def _dedup(p):
 
 def _common(a, b):
     n = 0
-    for (ca, ta), (cb, tb) in zip(a, b):
+    for (ca, ta), (cb, tb) in zip(a, b, strict=False):
         if ca != cb:
             return n
         n += min(ta, tb)
@@ -452,3 +452,26 @@ def test_kv_index_prefix_hits_match_a_set_model(ops, probe):
             run += 1
         expected.append(run)
     assert idx.prefix_hits(probe) == expected
+
+
+@pytest.mark.parametrize(
+    "name, branch, default",
+    [
+        ("precise_prefix", "affinity", "prefix 3 : kv 2 : queue 2"),
+        ("estimated_prefix", "affine", "prefix 1 : kv 1 : queue 1"),
+    ],
+)
+def test_a_prefix_routers_explanation_names_the_weights_it_was_given(name, branch, default):
+    from sims.core.diverge import Decision
+
+    d = Decision("route", "request 3", "pod 1", facts={"branch": branch, "pick": 1, "loads": idle()})
+    assert f"({default})" in make(name).explain(d)
+    said = make(name, prefix_weight=5.0, kv_weight=0.5, queue_weight=1.0).explain(d)
+    assert "(prefix 5 : kv 0.5 : queue 1)" in said, said
+
+
+def test_a_key_on_a_ring_point_goes_to_the_next_point():
+    ring = HashRing(3, 4)
+    for i, p in enumerate(ring.points):
+        assert ring.owner(p) == ring.owners[(i + 1) % len(ring.owners)]  # strictly after
+        assert ring.owner(p - 1) == ring.owners[i]

@@ -33,7 +33,7 @@ def test_every_preset_matches_between_cpython_and_pyodide(pyodide_runner, topic)
     report = pyodide_runner(jobs)
     assert report["python"].startswith("3.14"), report["python"]
     mismatches = []
-    for job, res in zip(jobs, report["results"]):
+    for job, res in zip(jobs, report["results"], strict=True):
         assert res["ok"], f"{job}: failed in Pyodide: {res.get('error')}"
         expected = json.loads(json.dumps(api.run(job["preset"], job["seed"], job["duration"])))
         if res["result"] != expected:

@@ -1,4 +1,4 @@
-"""Divergence (issue 20): the first events at which two panels decide differently, and why.
+"""Divergence: the first events at which two panels decide differently, and why.
 
 The engine (sims/core/diverge.py) is checked against independent recomputations: the plain policy
 objects stepped reference by reference, outside any panel. Recording mode must not change a run.
@@ -21,7 +21,7 @@ from sims.core.registry import get_policy, policies
 from sims.core.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-TOPICS = ("cache", "paging", "alloc", "ratelimit", "balance", "hashing", "cluster")
+TOPICS = ("cache", "paging", "alloc", "ratelimit", "balance", "hashing", "cluster", "breakers", "filters")
 SEEDS = (7, 8, 9, 10, 11)
 
 
@@ -38,7 +38,7 @@ def victims_by_reference(policy: str, keys: list, size: int) -> list:
 
 
 def first_difference(xs: list, ys: list) -> int | None:
-    return next((i for i, (x, y) in enumerate(zip(xs, ys)) if x != y), None)
+    return next((i for i, (x, y) in enumerate(zip(xs, ys, strict=False)) if x != y), None)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -147,7 +147,9 @@ def test_every_policy_explains_its_decisions_naming_their_subject(topic: str, po
     [
         "cache-scan",
         "cache-writes",
+        "cache-ttl-short",
         "paging-belady",
+        "paging-aging-nru",
         "alloc-shred",
         "ratelimit-burst",
         "tpm-shared-budget",

@@ -1,4 +1,4 @@
-"""The engine and cluster metrics count every arrival (DESIGN.md, issue 13 §1): requests still
+"""The engine and cluster metrics count every arrival (DESIGN.md): requests still
 waiting count with their age and flag the figure as a lower bound; throughput counts the tokens
 generated in the window; ``--drain`` runs to the last completion."""
 

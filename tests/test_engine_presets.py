@@ -78,13 +78,16 @@ def test_sjf_and_mlfq_cut_mean_latency_run_to_completion_and_the_longest_starve(
         assert mean["mlfq"] < mean["fcfs"] and mean["sjf_oracle-aging"] < mean["fcfs"], (seed, mean)
         assert p["sjf_oracle"]["ttft_max"] > 1.5 * p["fcfs"]["ttft_max"], seed  # the longest wait longest
         shorter += p["sjf_oracle-aging"]["ttft_max"] < p["sjf_oracle"]["ttft_max"]
-    assert shorter == 4  # "aging shortens that wait on 4 of those 5 seeds"
+    assert shorter == 5  # "aging shortens that wait on each of those 5 seeds"
 
 
 def test_kv_fragmentation_queues_follow_the_waste_on_five_seeds():
+    paged = []
     for seed in SEEDS:
         p90 = [panels("kv-fragmentation", seed)[n]["ttft_p90"] for n in ORDER]
-        assert p90 == sorted(p90, reverse=True) and p90[-1] < 1.0, (seed, p90)
+        assert p90 == sorted(p90, reverse=True) and p90[-1] < 5.0, (seed, p90)
+        paged.append(p90[-1])
+    assert paged[0] > 1.0 and max(paged[1:]) < 0.15  # "under 0.15 s on seeds 8 to 11 ... 4.5 s on seed 7"
 
 
 def test_disaggregation_removes_prefill_interference():
@@ -93,3 +96,25 @@ def test_disaggregation_removes_prefill_interference():
     assert dis["itl_p99"] < 0.5 * col["itl_p99"] and dis["tpot_p99"] < col["tpot_p99"]
     assert dis["kv_transfer_s"] > 0 and col["kv_transfer_s"] == 0
     assert abs(dis["completed"] - col["completed"]) <= 3
+
+
+def test_moe_mixtral_decodes_at_half_a_dense_70b_and_prefills_over_four_times_faster():
+    for seed in SEEDS:
+        p = panels("moe-mixtral", seed)
+        moe, dense = p["mixtral"], p["llama-3-70b"]
+        assert 0.45 < moe["itl_p50"] / dense["itl_p50"] < 0.6, seed  # "about half ... not a fifth"
+        assert moe["ttft_p90"] < 0.25 * dense["ttft_p90"], seed
+
+
+def test_mla_deepseek_v3_fp8_kv_holds_twice_the_tokens_and_the_batch_grows():
+    from sims.engine.cost import cost_model
+
+    bf16 = cost_model("H200", "DeepSeek-V3").kv_tokens(0.9)
+    fp8 = cost_model("H200", {"config": "DeepSeek-V3", "kv_cache_dtype": "fp8"}).kv_tokens(0.9)
+    assert (bf16, fp8) == (719_488, 1_438_976)  # the watch_for's figures
+    for seed in SEEDS:
+        p = panels("mla-deepseek-v3", seed)
+        fp8, b16 = p["kv-fp8"], p["kv-bf16"]
+        assert fp8["avg_batch_size"] > 1.15 * b16["avg_batch_size"], seed
+        assert fp8["ttft_p90"] < 0.25 * b16["ttft_p90"] and b16["ttft_p90"] > 30, seed
+        assert fp8["throughput_tok_s"] > 1.15 * b16["throughput_tok_s"], seed

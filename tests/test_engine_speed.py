@@ -74,7 +74,7 @@ def _calls_per_step(n_running: int, steps: int = 40) -> float:
     eng = Engine(cfg)
     for i in range(n_running):
         eng.submit({"id": i, "prompt_len": 10, "output_len": 900, "segments": [[f"u{i}", 10]]}, 0.0)
-    while eng.num_waiting or eng._prefilling:
+    while eng.num_waiting or eng.batch.prefilling:
         eng.advance(eng.now)
     calls = 0
 

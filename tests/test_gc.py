@@ -41,7 +41,7 @@ def build(policy: str, heap: int, **extra):
 
 def test_the_design_names_are_registered():
     assert set(COLLECTORS) <= set(policies("gc"))
-    with pytest.raises(ValueError, match="unknown gc policy 'nope'; valid: copying"):
+    with pytest.raises(ValueError, match="unknown gc policy 'nope'; valid: concurrent_mark_sweep, copying"):
         get_policy("gc", "nope")
 
 
@@ -419,7 +419,7 @@ def test_thrash_tight_heap_collects_all_the_time():
 
 
 @pytest.mark.every_preset("name")
-@pytest.mark.parametrize("name", ["gc-cycles", "gc-incremental"])
+@pytest.mark.parametrize("name", ["gc-cycles", "gc-incremental", "gc-concurrent"])
 def test_seeking_back_through_checkpoints_replays_the_same_run(name):
     p = presets.load(name)
     sc = Scenario(p, duration=4.0, checkpoint_every=1.0)

@@ -1,9 +1,11 @@
-"""Issue 14 §1-§3 for presets: every workload parameter has a declared range checked at load,
+"""Hardening, for presets: every workload parameter has a declared range checked at load,
 panel range errors fail at load (not at run time), messages name the file and the field, and a
 broken preset is listed as unavailable (with its reason) instead of breaking the index.
 
-The property at the end feeds random bytes and random mutations of every preset to the loader
+The properties at the end feed random bytes and random mutations of every preset to the loader
 and, when one loads, to a short run: the only outcomes are a clean result or exit 2 with one line.
+The last draws huge values for every parameter and for pairs of them: a refusal
+names the field, in under a second of CPU and with little memory; a preset that loads runs.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from hypothesis import strategies as st
 
 from sims import cli as cli_mod
 from sims.core import presets, registry
+from sims.core.params import Param
 from sims.core.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -318,15 +321,6 @@ def _mutate(raw, path, value, how):
         obj[key] = value
 
 
-_BIG_INTS_OK = {
-    "cache",
-    "paging",
-    "alloc",
-    "ratelimit",
-    "balance",
-}  # engine/cluster/hashing sizes have no upper bound yet
-
-
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=st.sampled_from(NAMES), pick=st.integers(0, 10**6), value=EDGE, how=st.sampled_from(["set", "delete", "add"])
@@ -335,9 +329,6 @@ def test_random_mutations_of_every_preset(capsys, name, pick, value, how):
     raw = tomllib.loads((PRESETS / f"{name}.toml").read_text())
     leaves = [p for p in _leaves(raw) if p]
     path = leaves[pick % len(leaves)]
-    topic = raw["topic"]
-    if topic not in _BIG_INTS_OK and isinstance(value, int) and abs(value) > 10**6:
-        value = 3
     if path[0] == "site":
         return  # free-form extras for the website, not read by the simulations
     _mutate(raw, path, value, how)
@@ -356,3 +347,102 @@ def test_random_mutations_of_every_preset(capsys, name, pick, value, how):
         assert "\n" not in err
     check_outcome(rc, err)
     capsys.readouterr()
+
+
+# -- huge values for every parameter, and for pairs of them --------------------------------------
+def _numeric_targets(name: str) -> list[tuple[str, Param]]:
+    """Every numeric parameter a preset may set: ``workload.X`` and ``panels.NAME.X``."""
+    p = presets.load(name)
+    out = [(f"workload.{k}", spec) for k, spec in registry.get_workload(p.workload_kind).params.items()]
+    topic = registry.load_topic(p.topic)
+    for panel in p.panels:
+        cls = registry.get_policy(p.topic, panel.policy)
+        specs = dict(topic.panel_params) | dict(getattr(cls, "PARAMS", {}))
+        out += [(f"panels.{panel.name}.{k}", spec) for k, spec in specs.items()]
+    return [(t, spec) for t, spec in out if spec.type in (int, float, list)]
+
+
+TARGETS = {name: _numeric_targets(name) for name in NAMES}
+HUGE = st.one_of(
+    st.sampled_from([10**6, 10**9, 10**12, 2**53, 2**63 - 1, 10**30, 1e15, 1e300]),
+    st.just("max"),  # the declared maximum: must load and run, or be refused by the budget
+    st.just("max*10"),
+)
+
+
+def _huge(spec: Param, pick):
+    if spec.type is list:
+        n = (spec.max_items or 10) * 10 if pick != "max" else spec.max_items or 10
+        return [1] * n
+    if pick == "max":
+        return spec.max if spec.type is float else int(spec.max)
+    if pick == "max*10":
+        return spec.max * 10 if spec.type is float else int(spec.max) * 10
+    return float(pick) if spec.type is float and isinstance(pick, int) and pick < 2**63 else pick
+
+
+def _address_space() -> int:
+    """The bytes this process maps now (VmSize): the cap below is counted from here, not from 0."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+class _Slow(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _Slow()
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(name=st.sampled_from(NAMES), picks=st.lists(st.tuples(st.integers(0, 10**6), HUGE), min_size=1, max_size=2))
+def test_huge_values_are_refused_naming_the_field_or_run(name, picks):
+    """The refusal comes within a second of CPU, with little memory, and names a field the example
+    set (or the duration or a panel, which they drive); a preset that loads builds and runs a
+    short prefix. A 30 s alarm and a cap of 3 GiB beyond what the process maps turn an explosion
+    into a failure."""
+    import resource
+    import signal
+    import time
+
+    targets = TARGETS[name]
+    overrides = {}
+    for k, pick in picks:
+        target, spec = targets[k % len(targets)]
+        overrides[target] = _huge(spec, pick)
+    set_keys = {t.rpartition(".")[2] for t in overrides}
+    base = presets.load(name)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = _address_space() + (3 << 30)  # 3 GiB more than this process maps already (a full run maps over 2)
+    resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, 30.0)
+    try:
+        before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        t0 = time.process_time()
+        try:
+            p = base.with_overrides(overrides)
+        except presets.PresetError as exc:
+            msg = str(exc)
+            cpu = time.process_time() - t0
+            grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before_mb
+            assert "\n" not in msg and f"{name}.toml" in msg, msg
+            assert any(k in msg for k in set_keys | {"duration", "panels["}), (overrides, msg)
+            assert cpu < 1.0, (overrides, cpu, msg)
+            assert grew < 1024, (overrides, grew, msg)
+            return
+        duration = min(p.duration, 0.05)
+        try:
+            Scenario(p, None, duration).run()
+        except presets.PresetError as exc:
+            assert "\n" not in str(exc), str(exc)
+        grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before_mb
+        assert grew < 1024, (overrides, grew)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

@@ -1,4 +1,4 @@
-"""Issue 14 §1 and §3 for trace files: one streaming line reader for every trace (bounded memory,
+"""Hardening, for trace files: one streaming line reader for every trace (bounded memory,
 over-long lines refused as soon as they are seen, the bad token echoed in at most ~40 characters,
 non-UTF-8 bytes refused with their line), and a property: random bytes fed to every trace reader
 give a clean result or exit 2 with one line.

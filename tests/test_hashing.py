@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sims.core import api, presets
 from sims.core.panel import PanelContext
-from sims.core.registry import get_policy, load_topic, resolve_params
+from sims.core.registry import get_policy, load_topic, policies, resolve_params
 from sims.core.scenario import Scenario
 from sims.hashing import make_panel
 from sims.hashing.placement import h64, jump_hash
@@ -102,11 +102,30 @@ def test_a_key_moves_only_to_or_from_the_member_that_changed(policy, changes, vn
             members.remove(node)
         place.build(members)
         after = [place.lookup(k) for k in KEYS]
-        for old, new in zip(before, after):
+        for old, new in zip(before, after, strict=True):
             assert new in members
             if old != new:
                 assert (add and new == node) or (not add and old == node), (old, new, node)
         before = after
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    policy=st.sampled_from(sorted(policies("hashing"))),
+    ops=st.lists(st.tuples(st.sampled_from(["ref", "add_node", "remove_node"]), st.integers(0, 40)), max_size=80),
+)
+def test_every_policy_keeps_its_invariants_after_every_event(policy, ops):
+    extra = {"table_size": 101} if policy == "maglev" else {}
+    panel = _panel(policy, nodes=4, hold=0.05, **extra)
+    for i, (kind, x) in enumerate(ops):
+        ev = {"t": i * 0.01, "kind": kind}
+        if kind == "ref":
+            ev["key"] = x
+        elif kind == "remove_node" and x % 2:
+            ev["node"] = f"n{x % 6}"
+        panel.on_event(ev)
+        panel.check_invariants()
+    assert panel.requests == sum(1 for kind, _ in ops if kind == "ref")
 
 
 @settings(max_examples=examples(50), deadline=None)
@@ -149,3 +168,11 @@ def test_bad_parameters_are_value_errors():
         _panel("bounded_load", c=1.0)
     with pytest.raises(ValueError, match="nodes"):
         _panel("ring", nodes=0)
+
+
+def test_a_key_on_a_ring_point_goes_to_the_next_point():
+    ring = get_policy("hashing", "ring")(vnodes=4)
+    ring.build(["a", "b", "c"])
+    for i, h in enumerate(ring.hashes):
+        assert ring.lookup(h) == ring.owners[(i + 1) % len(ring.owners)]  # strictly after
+        assert ring.lookup(h - 1) == ring.owners[i]  # just before it: that point

@@ -71,3 +71,32 @@ def test_no_wall_clock_or_global_random_in_simulation_code():
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hash":
                 bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: builtin hash()")
     assert not bad, "\n".join(bad)
+
+
+def _sims_imports(path):
+    """Every ``sims`` module a file imports, at any depth (lazy imports included)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "sims":
+                    yield node, a.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] == "sims":
+                yield node, node.module
+                for a in node.names:  # ``from sims import cache``
+                    yield node, f"{node.module}.{a.name}"
+
+
+def test_core_imports_no_topic_package_and_no_topic_library():
+    """Topics hand core what it needs through their ``Topic`` record (DESIGN.md, Layering)."""
+    topics = {p.parent.name for p in (ROOT / "sims").glob("*/topic.toml")}
+    assert {"cache", "engine", "paging"} <= topics
+    forbidden = topics | {"replace", "net"}
+    bad = []
+    for path in sorted((ROOT / "sims" / "core").rglob("*.py")):
+        for node, mod in _sims_imports(path):
+            parts = mod.split(".")
+            if len(parts) > 1 and parts[1] in forbidden:
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: imports {mod}")
+    assert not bad, "\n".join(bad)

@@ -50,7 +50,7 @@ def test_a_phase_mark_sits_where_the_working_set_moves(name, seed):
     times = [ev["t"] for ev in events]
     bounds = [0] + [times.index(m["t"]) for m in marks] + [len(events)]
     assert [m["label"] for m in marks] == [f"phase {k}: new working set" for k in range(2, len(marks) + 2)]
-    for k, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+    for k, (lo, hi) in enumerate(zip(bounds, bounds[1:], strict=False)):
         keys = {ev["key"] for ev in events[lo:hi]}
         assert len(keys) <= w["ws"]  # one working set per phase
         if hi < len(events):

@@ -1,4 +1,4 @@
-"""Issue 15, package data: a wheel built from a clean copy of the repository carries the presets
+"""Package data: a wheel built from a clean copy of the repository carries the presets
 and no stray top-level modules, and the installed ``contention`` gives, from another folder, the
 same list, the same stream hash and the same metrics as the checkout (also for a preset file of
 the user's own)."""

@@ -176,7 +176,7 @@ def test_random_policy_is_seeded_per_panel():
 
 
 def test_unknown_policy_and_bad_frames():
-    with pytest.raises(ValueError, match="valid: clock, fifo"):
+    with pytest.raises(ValueError, match="valid: aging, clock, fifo"):
         registry.get_policy("paging", "nope")
     with pytest.raises(ValueError, match="frames"):
         panel("lru", stream([1]), 0)

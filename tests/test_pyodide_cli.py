@@ -1,4 +1,4 @@
-"""Issue 15: ``python -m sims run ratelimit-burst --json`` works inside Pyodide from sims/ alone
+"""``python -m sims run ratelimit-burst --json`` works inside Pyodide from sims/ alone
 (no harness, no web/, no site build), and prints what CPython prints."""
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ loop against the plain one, censored percentiles, the presets' stories and `cont
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from math import factorial, fsum, sqrt
@@ -308,7 +309,7 @@ _rows = st.lists(
 )
 def test_invariants_hold_after_every_event(policy, rows, servers, timeout, retries, backoff):
     times = sorted(r[0] * 0.25 for r in rows)
-    events = _events(*[(t, s, c) for t, (_, s, c) in zip(times, rows)])
+    events = _events(*[(t, s, c) for t, (_, s, c) in zip(times, rows, strict=True)])
     panel = _panel(policy, events, servers=servers, timeout=timeout, retries=retries, backoff=backoff)
     for ev in events:
         panel.advance(ev["t"])
@@ -389,6 +390,20 @@ def test_hockey_stick_wait_grows_as_one_over_one_minus_rho():
         mu = lam / rho  # speed 0.95 / rho serves 500 x speed per second
         assert m[name]["utilization"] == pytest.approx(rho, abs=0.02)
         assert m[name]["wait_mean"] == pytest.approx(rho / (mu - lam), rel=0.25), name
+
+
+def test_hockey_stick_text_quotes_the_wait_in_queue_and_this_seeds_measurement():
+    """watch_for's closed-form figures are W_q = rho / (mu - lambda), not the time in system, and
+    the waits it says this seed measures are the run's own."""
+    p = presets.load("queues-hockey-stick")
+    formula = re.search(r"([\d.]+) ms at 0.5, ([\d.]+) ms at 0.8, ([\d.]+) ms at 0.95", p.watch_for)
+    measured = re.search(r"measures ([\d.]+), ([\d.]+) and ([\d.]+) ms", p.watch_for)
+    assert formula and measured, p.watch_for
+    m = api.run("queues-hockey-stick")["panels"]
+    for k, (name, rho) in enumerate((("rho_50", 0.5), ("rho_80", 0.8), ("rho_95", 0.95))):
+        wq = rho / (475.0 / rho - 475.0)
+        assert float(formula.group(k + 1)) == pytest.approx(wq * 1000, rel=0.01), name
+        assert float(measured.group(k + 1)) == pytest.approx(m[name]["wait_mean"] * 1000, abs=0.05), name
 
 
 # -- contention trace queues ---------------------------------------------------------------------------

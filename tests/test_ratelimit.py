@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from sims.core import api
 from sims.ratelimit import limiters
+from sims.ratelimit.exact import UNIT
 
 # trace times are decimals (here: microseconds), rates and windows tenths; the oracles are exact
 arrivals = st.lists(st.integers(0, 50_000_000).map(lambda us: us / 1e6), min_size=1, max_size=300).map(sorted)
@@ -84,8 +85,28 @@ def test_leaky_bucket_output_is_smooth(times, rate, burst):
     lim = limiters.LeakyBucket(rate, burst)
     got = _admitted(lim, times)
     assert got == sorted(got)
-    for a, b in zip(got, got[1:]):
+    for a, b in zip(got, got[1:], strict=False):
         assert b - a >= 1.0 / rate - 1e-9  # released one at a time at the drain rate
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(arrivals, st.integers(min_value=1, max_value=20), st.integers(min_value=1, max_value=20))
+def test_leaky_bucket_releases_are_exact_so_one_second_holds_at_most_rate(times, rate, burst):
+    lim = limiters.LeakyBucket(float(rate), float(burst))
+    scale = UNIT * lim.time_scale
+    got = [Fraction(lim.release_ticks(t), scale) for t in times if lim.admit(t)]
+    for a, b in zip(got, got[1:], strict=False):
+        assert b - a >= Fraction(1, rate)  # exactly 1/rate apart at least, no float slack
+    j = 0
+    for i, t in enumerate(got):  # releases in (t - 1, t]
+        while got[j] <= t - 1:
+            j += 1
+        assert i - j + 1 <= rate
+
+
+def test_leaky_bucket_max_in_any_window_is_its_rate_on_ratelimit_burst():
+    m = api.run("ratelimit-burst", panels=["leaky_bucket"])["panels"]["leaky_bucket"]
+    assert m["max_in_any_window"] == 10  # float releases said 11: 3.6500000000000004 and 4.65 share a window
 
 
 def test_token_bucket_exact_semantics():

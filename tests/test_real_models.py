@@ -119,7 +119,7 @@ def test_redis_lfu_counter_grows_as_redis_conf_tabulates(factor):
                 c.access("k")
             runs.append(c.meta["k"] & 255)
         got.append(sum(runs) / len(runs))
-    for want, mean in zip(REDIS_CONF_TABLE[factor], got):
+    for want, mean in zip(REDIS_CONF_TABLE[factor], got, strict=True):
         assert abs(mean - want) <= max(3.0, 0.12 * want), (factor, got)
 
 
@@ -177,3 +177,30 @@ def test_redis_table_grows_like_redis_dict_and_samples_neighbours():
     for k in range(100):
         t.remove(k)
     assert t.used == 0 and not any(t.chains)
+
+
+def test_one_sample_lru_is_worse_than_random_because_the_sample_is_a_chain_head(monkeypatch):
+    """Redis 7.0.15 measured this too (docs/real-systems.md): with maxmemory-samples 1, allkeys-lru
+    hits less than allkeys-random. The one key dictGetSomeKeys returns heads its chain, the newest
+    key of its bucket; a uniform draw instead puts sampled LRU above random."""
+    from sims.core import presets
+    from sims.core.scenario import Scenario
+
+    p = presets.load("cache-redis").with_overrides(
+        {
+            "panels": [
+                {"name": "lru1", "policy": "redis_lru", "samples": 1},
+                {"name": "random", "policy": "redis_random"},
+            ]
+        }
+    )
+
+    def hit_ratios() -> tuple[float, float]:
+        m = Scenario(p).run().metrics()
+        return m["lru1"]["hit_ratio"], m["random"]["hit_ratio"]
+
+    lru1, rand = hit_ratios()
+    assert lru1 < rand - 0.005, (lru1, rand)
+    monkeypatch.setattr(redis.RedisEviction, "sample", lambda self: [self.keys[self.rng.randrange(len(self.keys))]])
+    lru1, rand = hit_ratios()
+    assert lru1 > rand + 0.002, (lru1, rand)

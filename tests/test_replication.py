@@ -397,3 +397,17 @@ def test_a_partition_whose_groups_are_not_node_lists_is_refused_at_load(groups):
     events[k]["groups"] = groups
     with pytest.raises(presets.PresetError, match=rf"events\[{k}\]\.groups: expected a list of node lists"):
         Scenario(dataclasses.replace(p, events=events), None, 5.0)
+
+
+def test_failover_loses_async_writes_when_the_old_leader_rejoins_as_its_text_says():
+    """replication-failover: the crashed leader's disk still holds the writes its followers never
+    got, so they count as lost only once it comes back (t = 20 s) and truncates them; the page's
+    text says when lost_acked_writes jumps, and it must be then."""
+    p = presets.load("replication-failover")
+    sc = Scenario(p, panels=["async"])
+    sc.advance(19.9)
+    assert sc.metrics()["async"]["lost_acked_writes"] == 0
+    sc.advance(22.0)
+    assert sc.metrics()["async"]["lost_acked_writes"] > 0
+    jump = next(s for s in p.watch_for.split(". ") if "lost_acked_writes jumps" in s)
+    assert "t = 20 s" in jump, jump

@@ -94,3 +94,106 @@ def test_a_topic_extra_page_renders_its_text_and_presets():
     assert [r["topic"] for r in content["translation"]] == [
         t for t in common["topic_order"] if t in {r["topic"] for r in content["translation"]}
     ]
+
+
+def test_llm_pages_say_how_far_the_step_time_model_is_from_measurements(monkeypatch, tmp_path):
+    from gpu_backend import calibrate
+    from sims.core import presets
+    from sims.hw import step
+    from sitebuild import pages
+
+    fit = step.load(step.FIT_PATH)["errors"]
+    meta = pages.preset_meta(presets.load("moe-mixtral"), [])
+    note = meta["step_model"]
+    assert f"{fit['linear_median']:.1%} of them at the median and {fit['linear_p90']:.1%} at the 90th" in note
+    assert "attention is modelled, not measured" in note and "H100-80GB" in note
+    assert pages.step_model_note([presets.load("cache-scan")]) is None
+    assert "step_model" not in pages.preset_meta(presets.load("cache-scan"), [])
+    env, common = pages._env(pages.TEMPLATES), pages._common(pages.load_content(), presets.all_presets())
+    play = env.get_template("play.html").render(
+        root="../../", preset=presets.load("moe-mixtral"), meta=meta, api_client=False, **common
+    )
+    topic = env.get_template("topic.html").render(
+        root="../../", topic="engine", text=pages.load_content()["topics"]["engine"], presets=[], figures=[],
+        extra_pages=[], quizzes=[], implemented=[], step_model=note, **common
+    )  # fmt: skip
+    for html in (play, topic):
+        assert 'class="muted step-model"' in html and "attention is modelled, not measured" in html
+    # after `contention gpu calibrate` measured the H100, its page gives that figure for the H100
+    out = calibrate.write_profile(
+        {"gemm_mfu": 0.6}, "H100-80GB", tmp_path / "efficiency.toml", {"steps": 1234, "mean_abs_rel_err_after": 0.071}
+    )
+    monkeypatch.setattr(step, "EFFICIENCY_PATH", out)
+    note = pages.step_model_note([presets.load("engine-vidur-10k")])  # an A100 panel and an H100 panel
+    assert "H100-80GB are calibrated on a real one" in note and "7.1% of 1,234 measured steps" in note
+    assert "fitted to measured A100-80GB" in note and "to the datasheet" not in note
+
+
+def test_a_topic_page_opens_with_the_figures_it_chose_and_links_its_extra_pages():
+    pytest.importorskip("jinja2")
+    from sims.core import presets, registry
+    from sitebuild import pages
+
+    content = pages.load_content()
+    common = pages._common(content, presets.all_presets())
+    text = content["topics"]["graphs"]
+    mine = common["by_topic"]["graphs"]
+    figures = pages.opening_figures(text, mine)
+    assert [p.name for p in figures] == text["figures"]  # not the alphabetically first presets
+    html = (
+        pages._env(pages.TEMPLATES)
+        .get_template("topic.html")
+        .render(
+            root="../../",
+            topic="graphs",
+            text=text,
+            presets=mine,
+            figures=figures,
+            extra_pages=registry.topic_info("graphs").pages,
+            quizzes=[],
+            step_model=None,
+            implemented=[],
+            **common,
+        )
+    )
+    shown = [line.split('preset="')[1].split('"')[0] for line in html.splitlines() if "<contention-sim" in line]
+    assert shown == text["figures"], shown
+    for extra in registry.topic_info("graphs").pages:
+        assert f'href="../../topics/graphs/{extra["slug"]}/"' in html, extra["slug"]
+
+
+def test_every_topics_chosen_figures_are_its_own_presets():
+    from sims.core import presets, registry
+
+    for topic in registry.topic_names():
+        mine = {p.name for p in presets.all_presets() if p.topic == topic}
+        for name in registry.topic_info(topic).page.get("figures", ()):
+            assert name in mine, f"{topic}: [page] figures names {name!r}, not a preset of the topic"
+
+
+def test_the_home_page_links_the_example_post():
+    pytest.importorskip("jinja2")
+    from sims.core import presets
+    from sitebuild import pages
+
+    content = pages.load_content()
+    everything = presets.all_presets()
+    html = (
+        pages._env(pages.TEMPLATES)
+        .get_template("index.html")
+        .render(root="", translation=content["translation"], presets=everything, **pages._common(content, everything))
+    )
+    assert 'href="examples/blog-post.html"' in html
+
+
+def test_every_preset_page_opens_with_at_most_sixty_words_and_keeps_the_rest():
+    """routing-llmd opened with about 300 words before its first control: the intro is now the
+    description's first sentences up to 60 words, the rest under "More about this preset"."""
+    from sims.core import presets
+    from sitebuild import pages
+
+    for p in presets.all_presets():
+        intro, rest = pages.split_intro(p.description)
+        assert len(intro.split()) <= pages.INTRO_WORDS + 1, (p.name, intro)  # +1: a cut's ellipsis
+        whole = " ".join((p.description or "").split())
+        assert " ".join(f"{intro} {rest}".replace(" … …", "").split()) == whole, p.name

@@ -1,11 +1,13 @@
 """contention sweep and plan: grids checked before anything runs, rows that depend only on
 (preset, params, seed), a resume that recomputes nothing, Ray equal to the local pool, and a
-capacity plan with an answer derived by hand."""
+capacity plan with an answer derived by hand. Sizes are bounded and refused at once, jobs are
+made as they are run, and the pool's workers die with the sweep."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -81,12 +83,72 @@ def test_ranges_are_decimal_and_inclusive():
         (["--grid", "workload.rate=1,2", "--seeds", "0"], "--seeds"),
         (["--grid", "workload.rate=1,2", "--out", "/nonexistent/x.jsonl"], "does not exist"),
         (["--grid", "workload.rate=1,2", "--out", "x.txt"], "suffix"),
+        (["--seeds", "100000000"], "--seeds"),
+        (["--grid", "workload.rate=1:1000", "--grid", "panels.lru.size=1:1000", "--yes"], "--grid"),
+        (["--grid", "panels.lru.size=1:1000", "--seeds", "1000"], "--seeds 1000 over 1000 cells"),
     ],
 )
 def test_bad_input_is_refused_before_anything_runs(args, needle):
     code, out, err = main("sweep", "cache-zipf", *args)
     assert code == 2, err
     assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "spec, seeds, needle",
+    [
+        ({}, 100_000_000, "--seeds"),
+        ({"panels.lru.size": list(range(1, 1001)), "workload.rate": list(range(1, 1001))}, 1, "--grid"),
+        ({"panels.lru.size": list(range(1, 1001))}, 1000, "--seeds 1000 over 1000 cells"),
+        ({"panels.lru.size": list(range(1, 2001))}, 1, "--max-cells 1000"),
+    ],
+)
+def test_a_sweep_too_large_is_refused_within_a_second(loop_preset, spec, seeds, needle):
+    def never(jobs):
+        raise AssertionError("nothing may run")
+
+    t0 = time.monotonic()
+    with pytest.raises(grid.SweepError, match=re.escape(needle)):
+        run.run(loop_preset, spec, seeds, None, never, yes=needle != "--max-cells 1000")
+    assert time.monotonic() - t0 < 1.0
+
+
+def test_jobs_are_made_as_they_are_run(loop_preset, monkeypatch):
+    made = []
+
+    class Counted(cells.Job):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self.seed)
+
+    monkeypatch.setattr(cells, "Job", Counted)
+
+    class Enough(Exception):
+        pass
+
+    def first_two(jobs):
+        for i, job in enumerate(jobs):
+            if i == 2:
+                raise Enough
+            yield cells.run_job(job)
+
+    with pytest.raises(Enough):
+        run.run(loop_preset, {}, 5000, None, first_two)
+    assert len(made) == 3  # not 5,000 jobs up front
+
+
+def test_the_pool_asks_for_jobs_only_as_workers_free_up(loop_preset):
+    pulled = []
+
+    def source():
+        for job in cells.jobs(loop_preset, [{}], range(100), None):
+            pulled.append(job.seed)
+            yield job
+
+    results = executors.local(source(), 2)
+    next(results)
+    assert len(pulled) <= 5  # twice the workers in flight, and the one being submitted
+    results.close()
 
 
 def test_no_grid_is_the_preset_itself_over_the_seeds(loop_preset):
@@ -107,7 +169,7 @@ def test_rows_do_not_depend_on_the_executor_or_the_order(loop_preset):
     pool = run.run(loop_preset, g, 3, None, executors.pick(None, 2))
 
     def backwards(jobs):
-        yield from (cells.run_job(j) for j in reversed(jobs))
+        yield from (cells.run_job(j) for j in reversed(list(jobs)))
 
     assert one == pool == run.run(loop_preset, g, 3, None, backwards)
     assert [(r["params"]["panels.lru.size"], r["seed"], r["panel"]) for r in one][:4] == [
@@ -157,8 +219,9 @@ def test_resume_after_a_kill_recomputes_nothing(tmp_path):
     asked: list[str] = []
 
     def recording(jobs):
-        asked.extend(j.key() for j in jobs)
-        yield from executors.local(jobs, 1)
+        for job in jobs:
+            asked.append(job.key())
+            yield cells.run_job(job)
 
     rows = run.run(preset, g, 4, ["lru"], recording, out=out, resume=True)
     everything = {j.key() for j in cells.jobs(preset, [c.as_dict() for c in grid.cells(g)], [7, 8, 9, 10], ["lru"])}
@@ -166,6 +229,45 @@ def test_resume_after_a_kill_recomputes_nothing(tmp_path):
     assert rows == run.run(preset, g, 4, ["lru"], executors.pick(None, 1))
     assert [json.loads(line) for line in out.read_text().splitlines()] == rows
     assert not journal.exists()
+
+
+def children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.slow  # a real sweep process, killed
+def test_the_pool_workers_die_with_a_killed_sweep(tmp_path):
+    out = tmp_path / "res.jsonl"
+    journal = out.with_name(out.name + ".journal")
+    args = [sys.executable, "-m", "sims", "sweep", "cache-zipf", "--grid", "panels.lru.size=50:400:50", "--seeds", "4"]
+    args += ["--workers", "2", "--panels", "lru", "--out", str(out)]
+    proc = subprocess.Popen(args, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (journal.exists() and journal.read_text().count("\n") >= 1):
+            time.sleep(0.05)
+        workers = children(proc.pid)
+        assert len(workers) >= 2, workers
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while any(alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [p for p in workers if alive(p)], "pool workers outlived the sweep"
+    finally:
+        proc.kill()
+        for pid in workers:  # never leave one behind, even when the test fails
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.slow  # starts a local Ray cluster
@@ -188,6 +290,16 @@ def test_plan_finds_the_size_derived_by_hand(loop_preset):
     probed = {r["value"]: r["ok"] for r in result["runs"]}
     assert probed[20] and not probed.get(19, False)
     assert len(result["runs"]) <= 7  # bisection, not a scan of 40 values
+
+
+def test_plan_refuses_too_many_seeds_at_once(loop_preset):
+    def never(jobs):
+        raise AssertionError("nothing may run")
+
+    t0 = time.monotonic()
+    with pytest.raises(grid.SweepError, match="--seeds"):
+        plan.plan(loop_preset, "panels.lru.size=1:40", [plan.parse_target("hit_ratio>0.5")], 100_000_000, "lru", never)
+    assert time.monotonic() - t0 < 1.0
 
 
 def test_plan_says_plainly_when_nothing_meets_the_target(loop_preset):

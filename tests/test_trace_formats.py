@@ -1,4 +1,4 @@
-"""Issue 20 §4: `run PRESET --trace-in F --trace-format azure|mooncake|pages|keys|arrivals`. Each
+"""`run PRESET --trace-in F --trace-format azure|mooncake|pages|keys|arrivals`. Each
 sample of docs/samples runs; Mooncake's shared hash ids share KV blocks; every bad row is refused
 with exit 2 and one line naming file:line and the field; the browser's chunked line splitter gives
 the CLI's stream exactly.

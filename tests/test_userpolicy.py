@@ -1,4 +1,4 @@
-"""Edited policies (issue 20, part 1): the loader, the guarded panel, the CLI's --policy-file and
+"""Edited policies: the loader, the guarded panel, the CLI's --policy-file and
 the worker operations the editor calls, which are the browser's numbers (the bridge runs in
 Pyodide unchanged)."""
 
@@ -64,6 +64,16 @@ def test_syntax_error_names_its_line():
         userpolicy.load("from sims.core.registry import register_policy\n\nclass X(:\n    pass\n", "cache", "p.py")
     assert (err.value.kind, err.value.line) == ("syntax", 3)
     assert str(err.value).startswith("p.py:3: SyntaxError")
+
+
+@pytest.mark.parametrize(
+    ("source", "line"), [("import math\nfrom __future__ import annotations\n", 2), ("x = 1\nreturn x\n", 2)]
+)
+def test_a_syntax_error_only_the_compiler_finds_names_its_line(source, line):
+    with pytest.raises(userpolicy.PolicyError) as err:
+        userpolicy.load(source, "cache", "p.py")
+    assert (err.value.kind, err.value.line) == ("syntax", line)
+    assert str(err.value).startswith(f"p.py:{line}: SyntaxError")
 
 
 def test_exception_while_loading_names_its_line():
@@ -176,6 +186,9 @@ def test_checkpoints_share_the_step_counter():
         "paging-belady",
         "paging-locality",
         "cache-redis",
+        "cache-ttl-short",
+        "cache-mru-loop",
+        "paging-aging-nru",
         "ratelimit-burst",
         "hashing-hot-key",
         "balance-skewed",
@@ -217,6 +230,13 @@ def test_edit_changes_numbers_and_survives_seeks():
     assert sc.metrics()[name] != sc.metrics()["lru"]
 
 
+def _call(op: str, **args):
+    """One worker request through the bridge, as worker.js makes it; the result (or a failure)."""
+    reply = json.loads(bridge.call(op, json.dumps(args)))
+    assert reply["ok"], reply["error"]
+    return reply["result"]
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "sims", *args], capture_output=True, text=True, cwd=ROOT, timeout=300, check=False
@@ -229,18 +249,22 @@ def test_cli_policy_file_equals_the_browser_bridge(tmp_path):
     out = _cli("run", "cache-scan", "--duration", "10", "--panels", "lru,arc", "--policy-file", str(path), "--json")
     assert out.returncode == 0, out.stderr
     cli = json.loads(out.stdout)["panels"]
-    # the browser: a session that runs to t=4, then the edit, then frames to the end
-    bridge.call("create", json.dumps({"id": "e1", "preset": "cache-scan", "panels": ["lru", "arc"], "t": 4.0}))
-    reply = json.loads(
-        bridge.call("editor_apply", json.dumps({"id": "e1", "edits": [{"base": "lru", "source": KEEP_ZERO}]}))
-    )
-    assert reply["ok"] and reply["result"]["names"] == ["lru (edited)"] and not reply["result"]["errors"]
+    # the browser: the page's session to t=4, the edited panels' own session (the edited-policy
+    # worker, web/static/js/edited.js) from 0 in other steps, then both to the end
+    _call("create", id="e1", preset="cache-scan", panels=["lru", "arc"], t=4.0)
+    _call("edited_create", id="x1", preset="cache-scan")
+    made = _call("edited_apply", id="x1", edits=[{"base": "lru", "source": KEEP_ZERO}])
+    assert made["names"] == ["lru (edited)"] and not made["errors"]
     for t in (6.5, 8.25, 10.0):
-        bridge.call("advance", json.dumps({"id": "e1", "t": t}))
-    snap = json.loads(bridge.call("snapshot", json.dumps({"id": "e1"})))["result"]
-    bridge.call("drop", json.dumps({"id": "e1"}))
-    assert snap["t"] == 10.0
-    assert snap["panels"] == cli
+        _call("advance", id="e1", t=t)
+    for t in (1.0, 2.0, 9.0, 3.0, 10.0):  # a seek back on the way, as a page's catch-up may do
+        _call("seek", id="x1", t=t)
+    snap = _call("snapshot", id="e1")
+    mine = _call("snapshot", id="x1")
+    for sid in ("e1", "x1"):
+        _call("drop", id=sid)
+    assert snap["t"] == mine["t"] == 10.0
+    assert {**snap["panels"], **mine["panels"]} == cli
     assert cli["lru (edited)"]["hits"] > cli["lru"]["hits"]
 
 
@@ -258,14 +282,17 @@ def test_cli_errors_name_file_and_line(tmp_path):
 
 
 def test_worker_operations_check_and_source():
-    bridge.call("create", json.dumps({"id": "e2", "preset": "cache-scan"}))
-    listed = json.loads(bridge.call("editor_policies", json.dumps({"id": "e2"})))["result"]["panels"]
+    _call("create", id="e2", preset="cache-scan")
+    listed = _call("editor_policies", id="e2")["panels"]
     assert {p["panel"]: p["editable"] for p in listed}["opt"] is False
-    src = json.loads(bridge.call("editor_source", json.dumps({"id": "e2", "panel": "lru"})))["result"]["source"]
+    src = _call("editor_source", id="e2", panel="lru")["source"]
     assert '@register_policy("cache", "lru")' in src and "def access" in src
-    bad = json.loads(bridge.call("editor_check", json.dumps({"id": "e2", "base": "lru", "source": src + "\n)\n"})))
-    assert bad["result"]["ok"] is False and bad["result"]["error"]["line"] == src.count("\n") + 2
-    bridge.call("drop", json.dumps({"id": "e2"}))
+    _call("drop", id="e2")
+    # the check needs no session: the edited-policy worker runs none of the page's
+    bad = _call("editor_check", preset="cache-scan", base="lru", source=src + "\n)\n")
+    assert bad["ok"] is False and bad["error"]["line"] == src.count("\n") + 2
+    assert bad["error"]["text"].startswith("lru.py:")
+    assert _call("editor_check", preset="cache-scan", base="lru", source=src) == {"ok": True, "policy": "lru"}
 
 
 def test_the_server_never_takes_source():

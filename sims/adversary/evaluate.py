@@ -14,9 +14,25 @@ from dataclasses import dataclass
 from sims.adversary.objective import Objective
 from sims.adversary.topics import Layout, TopicSpec, spec_of
 from sims.core import registry
+from sims.core.limits import InputError
 from sims.core.panel import PanelContext
 
-__all__ = ["PanelPlan", "Problem"]
+__all__ = ["PanelPlan", "Problem", "violation_sentence"]
+
+# a safety checker's property: where its key points, and what breaking it means (Raft, Figure 3)
+_PROPERTIES = {
+    "election_safety": ("in term", "two leaders in one term"),
+    "leader_completeness": ("in term", "a leader lacks an entry committed in an earlier term"),
+    "log_matching": ("at index", "two logs hold the same index and term but differ before it"),
+    "state_machine_safety": ("at index", "two nodes committed different entries there"),
+}
+
+
+def violation_sentence(key: str, t: float) -> str:
+    """One checker violation ("property:key" first seen at ``t``) as the search prints it."""
+    what, _, where = key.partition(":")
+    place, meaning = _PROPERTIES.get(what, ("at", ""))
+    return f"{what.replace('_', ' ')} broken {place} {where} at t = {t:.3f} s" + (f" ({meaning})" if meaning else "")
 
 
 @dataclass(frozen=True)
@@ -52,9 +68,9 @@ class Problem:
     ) -> None:
         self.spec: TopicSpec = spec_of(topic)
         if size < 1 or length < 1:
-            raise ValueError(f"--size and --length must be >= 1, got {size} and {length}")
+            raise InputError(f"--size and --length must be >= 1, got {size} and {length}")
         if keys is not None and keys < 1:
-            raise ValueError(f"--keys must be >= 1, got {keys}")
+            raise InputError(f"--keys must be >= 1, got {keys}")
         self.topic = topic
         self.objective = Objective(objective, size)
         self.size = size
@@ -66,7 +82,7 @@ class Problem:
         known = registry.topic_info(topic).metrics
         for term in self.objective.terms:
             if term.metric not in known:
-                raise ValueError(
+                raise InputError(
                     f"objective: column {term.column}: unknown {topic} metric {term.metric!r}; valid: {', '.join(sorted(known))}"
                 )
         self.panels: list[PanelPlan] = []
@@ -93,7 +109,7 @@ class Problem:
             hit = [p for p in preset.panels if p.policy == t.policy and self.spec.size_of(p.params) == t.size]
             if not hit:
                 have = ", ".join(f"{p.name} ({p.policy}, {self.spec.size_of(p.params)})" for p in preset.panels)
-                raise ValueError(
+                raise InputError(
                     f"objective: column {t.column}: {preset.name} has no {t.policy} panel of size {t.size}; its panels: {have}"
                 )
             p = hit[0]
@@ -126,6 +142,35 @@ class Problem:
             out[plan.name] = panel.metrics()
         return out
 
+    def why(self, genome: list[int]) -> list[str]:
+        """What a protocol's safety checker caught on this candidate, in order of time: one line
+        each, "panel: property at index or term K, first at T s" (empty for other topics)."""
+        if not self.spec.violations:
+            return []
+        events, duration = self.layout.events(genome), self.layout.run_length(genome)
+        out = []
+        for plan in self.panels:
+            panel = self._panel(plan, events, duration)
+            panel.feed(events, 0, len(events), duration)
+            found = getattr(getattr(panel, "checker", None), "violations", {})
+            for key, t in sorted(found.items(), key=lambda kv: kv[1]):
+                out.append(f"{plan.name}: {violation_sentence(key, t)}")
+        return out
+
+    def panel_index(self, policy: str, size: int) -> int:
+        """Where the panel of ``policy`` at ``size`` is in ``panels``."""
+        return self._index[(policy, size)]
+
+    def run_panel(self, genome: list[int], index: int = 0, record: bool = False):
+        """The ``index``-th panel after the candidate's run; ``record``: with its trace kept
+        (``ConsensusPanel.record``), for a diagram."""
+        events, duration = self.layout.events(genome), self.layout.run_length(genome)
+        panel = self._panel(self.panels[index], events, duration)
+        if record:
+            panel.record()
+        panel.feed(events, 0, len(events), duration)
+        return panel
+
     def _panel(self, plan: PanelPlan, events: list[dict], duration: float):
         if not self.spec.copy_panels:
             ctx = PanelContext(self.seed, duration, events, plan.name)
@@ -138,6 +183,10 @@ class Problem:
 
     def score(self, genome: list[int], metrics: dict | None = None) -> float:
         """The objective on this candidate (-inf where it is undefined)."""
+        return self.rank(genome, metrics)[0]
+
+    def rank(self, genome: list[int], metrics: dict | None = None) -> tuple[float, float]:
+        """(the objective, the sum of the terms it rewards): how the search orders candidates."""
         m = self.metrics(genome) if metrics is None else metrics
-        values = [m[self.panels[i].name][t.metric] for i, t in zip(self._slots, self.objective.terms)]
-        return self.objective.value(values)
+        values = [m[self.panels[i].name][t.metric] for i, t in zip(self._slots, self.objective.terms, strict=True)]
+        return self.objective.value(values), self.objective.rewarded(values)

@@ -19,10 +19,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from sims.core.limits import InputError
+
 MAX_OBJECTIVE = 400  # characters
 
 
-class ObjectiveError(ValueError):
+class ObjectiveError(InputError):
     """A malformed objective: the message names the column."""
 
 
@@ -166,8 +168,30 @@ def _evaluate(node: tuple, k: int, values: tuple | list) -> float:
     return a / b  # ZeroDivisionError: the caller scores the candidate -inf
 
 
+def _signs(node: tuple, k: int, sign: int, out: list[int]) -> None:
+    """Each term's sign in the expression (+1 rewarded, -1 penalised, 0 where a product with
+    another term or a divisor leaves it unknown), written into ``out``."""
+    op = node[0]
+    if op == "term":
+        out[node[1]] = sign
+    elif op == "neg":
+        _signs(node[1], k, -sign, out)
+    elif op in ("+", "-"):
+        _signs(node[1], k, sign, out)
+        _signs(node[2], k, -sign if op == "-" else sign, out)
+    elif op in ("*", "/"):
+        a, b = node[1], node[2]
+        for mine, other, may in ((a, b, True), (b, a, op == "*")):
+            try:
+                c = _evaluate(other, k, ())  # a constant factor (k or numbers) keeps or flips the sign
+            except (IndexError, ZeroDivisionError):
+                c = 0.0  # the other side names a term (or is undefined): this side's sign is unknown
+            _signs(mine, k, (sign if c > 0 else -sign if c < 0 else 0) if may else 0, out)
+
+
 class Objective:
-    """A parsed objective for one ``k``: its terms and ``value(term values) -> float``."""
+    """A parsed objective for one ``k``: its terms, ``value(term values) -> float`` and
+    ``rewarded(term values)``, the sum of the terms it rewards (the search's tie-break)."""
 
     def __init__(self, text: str, k: int) -> None:
         if not text.strip():
@@ -187,6 +211,9 @@ class Objective:
         self.text = text
         self.k = k
         self.terms = tuple(p.terms)
+        signs = [0] * len(self.terms)
+        _signs(self.tree, k, 1, signs)
+        self.signs = tuple(signs)
 
     def value(self, values: list[float]) -> float:
         """The objective given each term's value (in ``terms`` order); -inf where undefined."""
@@ -195,6 +222,13 @@ class Objective:
         except (ZeroDivisionError, OverflowError):
             return -math.inf
         return v if v == v else -math.inf
+
+    def rewarded(self, values: list[float]) -> float:
+        """The sum of the terms the objective rewards (sign +1): among candidates of equal value,
+        the search prefers the one where they are larger (``faults(fifo, k+1) - faults(fifo, k)``:
+        more faults with k+1 frames), from which one change more often tips the difference."""
+        total = math.fsum(v for v, sg in zip(values, self.signs, strict=True) if sg > 0)
+        return total if math.isfinite(total) else 0.0
 
     def __repr__(self) -> str:
         return f"Objective({self.text!r}, k={self.k})"

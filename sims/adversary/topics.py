@@ -1,7 +1,10 @@
 """What a search varies in each topic it supports, and how a candidate becomes a stream.
 
 A candidate (a "genome") is a list of integers: page numbers or cache keys (paging, cache), a
-set of distinct keys (hashing), or arrival times in milliseconds, sorted (ratelimit). Each topic
+set of distinct keys (hashing), arrival times in milliseconds, sorted (ratelimit), or a fault
+schedule (consensus): each gene one step of ``sims.consensus.trials`` (isolate the leader alone
+or with its next node, crash it or its next node, restart the crashed, heal, a client command)
+and the wait after it, ``step * len(GAPS) + gap``. Each topic
 spec turns it into exactly the events its preset workload generates (``sequence`` for keys,
 ``arrival_times`` for times) and into that ``[workload]`` table, so a written preset replays the
 candidate bit for bit.
@@ -13,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 from sims.core import registry
+from sims.core.limits import InputError
 
 __all__ = ["SPECS", "Layout", "TopicSpec", "spec_of"]
 
@@ -21,11 +25,13 @@ __all__ = ["SPECS", "Layout", "TopicSpec", "spec_of"]
 class TopicSpec:
     topic: str
     size_param: str  # the panel parameter that --size (k) sets
-    genome: str  # "keys" (a reference string), "set" (distinct keys) or "times" (sorted ms)
+    genome: str  # "keys" (a reference string), "set" (distinct keys), "times" (sorted ms), "schedule"
     rate: float = 1.0  # references per second for key genomes
     # build each panel once and copy it per candidate (its constructor is costly: a ring of
     # 1,000 SHA-256 points); only for panels that never read their context's stream
     copy_panels: bool = False
+    default_size: int = 4  # --size when it is not given
+    violations: str = ""  # the checker's metric: what the objective "violations" counts
 
     def layout(self, k: int, length: int, keys: int | None, duration: float | None = None) -> Layout:
         """How candidates of this search become streams. ``duration``: fit every candidate into
@@ -38,6 +44,12 @@ class TopicSpec:
             while length * (1.0 / rate) > duration:
                 rate = math.nextafter(rate, math.inf)
             span = duration
+        if self.genome == "schedule":
+            from sims.consensus.trials import GAPS, STEPS
+
+            if duration is not None:
+                raise InputError("a schedule search runs on its own durations, not a page's")
+            return Layout(self.genome, rate, len(STEPS) * len(GAPS), None, k)
         if self.genome == "times":
             universe = int(1000 * span)
         elif keys is not None:
@@ -50,6 +62,8 @@ class TopicSpec:
 
     def size_of(self, params: dict) -> int | None:
         """The size (k) of a panel with these resolved parameters."""
+        if not self.size_param:
+            return None
         if self.topic == "ratelimit":
             v = params.get("limit", params.get("burst"))
         else:
@@ -59,11 +73,13 @@ class TopicSpec:
     def panel_params(self, policy: str, size: int) -> dict:
         """The raw panel parameters of ``policy`` at size ``size`` (before the topic's defaults)."""
         cls = registry.get_policy(self.topic, policy)
+        if not self.size_param:  # the size is the workload's (servers), not a panel's
+            return {}
         if self.topic != "ratelimit":
             return {self.size_param: size}
         params = getattr(cls, "PARAMS", None)
         if not isinstance(cls, type) or params is None or not any(p in params for p in ("limit", "burst")):
-            raise ValueError(f"ratelimit policy {policy!r} limits tokens, not requests; search cannot vary it")
+            raise InputError(f"ratelimit policy {policy!r} limits tokens, not requests; search cannot vary it")
         out: dict = {}
         for name, spec in params.items():
             if name in ("limit", "burst", "rate"):
@@ -78,17 +94,33 @@ class Layout:
 
     genome: str
     rate: float
-    universe: int  # keys 0..universe-1, or milliseconds 1..universe
+    universe: int  # keys 0..universe-1, milliseconds 1..universe, or schedule steps 0..universe-1
     duration: float | None = None
+    size: int = 0  # a schedule's servers
+
+    def _schedule(self, genome: list[int]) -> tuple[list[dict], float]:
+        from sims.consensus.trials import GAPS, schedule_events
+
+        return schedule_events([divmod(g, len(GAPS)) for g in genome])
 
     def workload(self, genome: list[int]) -> dict:
         """The preset's ``[workload]`` table for a candidate."""
+        if self.genome == "schedule":
+            table = []
+            for ev in self._schedule(genome)[0]:
+                if ev["kind"] == "op":
+                    table.append({"t": ev["t"], "kind": "op"})
+                else:
+                    table.append({k: v for k, v in ev.items() if k != "kind"})
+            return {"kind": "consensus", "nodes": self.size, "op_rate": 0.0, "schedule": table}
         if self.genome == "times":
             return {"kind": "arrival_times", "times": [ms / 1000 for ms in genome]}
         return {"kind": "sequence", "rate": self.rate, "keys": list(genome)}
 
     def events(self, genome: list[int]) -> list[dict]:
         """The stream the workload above generates: the same dicts, the same float times."""
+        if self.genome == "schedule":
+            return self._schedule(genome)[0]
         if self.genome == "times":
             return [{"t": ms / 1000, "kind": "request", "id": i} for i, ms in enumerate(genome)]
         dt = 1.0 / self.rate
@@ -97,6 +129,8 @@ class Layout:
     def genome_of(self, events: list[dict], length: int) -> list[int]:
         """A candidate from a stream (a preset's own generator): its first ``length`` references
         (integer keys) or arrivals (times in whole milliseconds, 1..universe)."""
+        if self.genome == "schedule":
+            raise InputError("--from: a schedule search starts from random schedules, not a preset's")
         if self.genome == "times":
             times = [ev["t"] for ev in events if ev["kind"] == "request"][:length]
             return [min(self.universe, max(1, round(t * 1000))) for t in times]
@@ -109,6 +143,8 @@ class Layout:
         """The run's duration: the fixed one, else up to the last event (at least 1 s)."""
         if self.duration is not None:
             return self.duration
+        if self.genome == "schedule":
+            return self._schedule(genome)[1]
         if not genome:
             return 1.0
         last = genome[-1] / 1000 if self.genome == "times" else len(genome) * (1.0 / self.rate)
@@ -120,10 +156,11 @@ SPECS = {
     "cache": TopicSpec("cache", "size", "keys"),
     "hashing": TopicSpec("hashing", "nodes", "set", rate=1000.0, copy_panels=True),
     "ratelimit": TopicSpec("ratelimit", "limit", "times"),
+    "consensus": TopicSpec("consensus", "nodes", "schedule", default_size=5, violations="safety_violations"),
 }
 
 
 def spec_of(topic: str) -> TopicSpec:
     if topic not in SPECS:
-        raise ValueError(f"unknown topic {topic!r} for search; valid: {', '.join(sorted(SPECS))}")
+        raise InputError(f"unknown topic {topic!r} for search; valid: {', '.join(sorted(SPECS))}")
     return SPECS[topic]

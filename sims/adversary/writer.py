@@ -23,6 +23,8 @@ def _value(v: Any) -> str:
         return json.dumps(v, ensure_ascii=False)
     if isinstance(v, list):
         return "[" + ", ".join(_value(x) for x in v) + "]"
+    if isinstance(v, dict):  # an inline table (a schedule's event); keys are plain names
+        return "{ " + ", ".join(f"{k} = {_value(x)}" for k, x in v.items()) + " }"
     raise TypeError(f"cannot write {type(v).__name__} as TOML")
 
 
@@ -59,7 +61,10 @@ def preset_text(problem: Problem, genome: list[int], name: str, score: float, co
         "",
         "[workload]",
     ]
-    lines += [f"{k} = {_value(v)}" for k, v in problem.layout.workload(genome).items()]
+    workload = problem.layout.workload(genome)
+    lines += [f"{k} = {_value(v)}" for k, v in workload.items() if k != "schedule"]
+    if "schedule" in workload:  # one event a line
+        lines += ["schedule = ["] + [f"  {_value(ev)}," for ev in workload["schedule"]] + ["]"]
     for plan in problem.panels:
         lines += ["", "[[panels]]", f"name = {_value(plan.name)}", f"policy = {_value(plan.policy)}"]
         lines += [f"{k} = {_value(v)}" for k, v in plan.raw.items()]

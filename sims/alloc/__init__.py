@@ -13,11 +13,13 @@ from sims.alloc import policies as _policies  # noqa: F401  (registers the polic
 from sims.alloc.panel import AllocPanel
 from sims.core.panel import Panel, PanelContext
 from sims.core.registry import Param, Topic, get_policy, register_topic
-from sims.core.trace import TraceArg, TraceError, TraceSpec, bad_token, lines, show
+from sims.core.trace import TraceArg, TraceError, TraceSpec, bad_token, built, lines, show
 
 PANEL_PARAMS = {
-    "heap": Param(int, 1 << 20, "heap size, bytes", min=1),
-    "align": Param(int, 16, "allocation unit, bytes: sizes round up to a multiple (buddy's smallest block)", min=1),
+    "heap": Param(int, 1 << 20, "heap size, bytes", min=1, max=1 << 40),
+    "align": Param(
+        int, 16, "allocation unit, bytes: sizes round up to a multiple (buddy's smallest block)", min=1, max=1 << 20
+    ),
     "reserve": Param(bool, False, "reserve an object's 'max' size at alloc (a contiguous reservation)"),
 }
 
@@ -41,7 +43,7 @@ def _run_trace(policy: str, args: dict, path: Path) -> dict:
         "slab_size": args.get("slab_size") or 4096,
     }
     ctx = PanelContext(seed=0, duration=0.0, events=[], panel_name=policy)
-    panel = AllocPanel(policy, params, ctx, build_policy(policy, params))
+    panel = AllocPanel(policy, params, ctx, built(lambda: build_policy(policy, params)))
     ever: set[str] = set()
     for n, text in lines(path):
         parts = text.split()

@@ -18,7 +18,7 @@ class Paged(Allocator):
     no such run is left it takes pieces from the longest runs down. An object is a list of
     [start, bytes] runs."""
 
-    PARAMS = {"page_size": Param(int, 4096, "bytes per page")}
+    PARAMS = {"page_size": Param(int, 4096, "bytes per page", min=1, max=1 << 30)}
 
     def __init__(self, heap: int, align: int, page_size: int = 4096, **_: object) -> None:
         super().__init__(heap, align)

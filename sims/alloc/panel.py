@@ -11,6 +11,8 @@ gets one here.
 
 from __future__ import annotations
 
+from collections import deque
+
 from sims.core.diverge import Decision
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
@@ -33,15 +35,15 @@ class AllocPanel(Panel):
         self.failed = 0
         self.frag_failed = 0  # failures while the free bytes, in total, could have held the request
         self.failed_ids: list = []  # ids whose alloc failed, in order
-        self.recent: list[list] = []  # [t, kind, id, ok]
+        # [t, kind, id, ok] of the last operations, whatever the chunks the run was fed in
+        self.recent: deque[list] = deque(maxlen=_RECENT)
         self._auto = 0
 
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
         for k in range(lo, hi):
-            self.on_event(events[k], hi - k <= _RECENT)
-        del self.recent[:-_RECENT]
+            self.on_event(events[k])
 
-    def on_event(self, ev: dict, record: bool = True) -> None:
+    def on_event(self, ev: dict) -> None:
         kind = ev["kind"]
         if kind == "alloc":
             oid = ev.get("id")
@@ -62,8 +64,7 @@ class AllocPanel(Panel):
             ok = True
         else:
             return
-        if record:
-            self.recent.append([ev["t"], kind, oid, ok])
+        self.recent.append([ev["t"], kind, oid, ok])
 
     # -- operations (also used by ``contention trace alloc``) --------------------------------
     def alloc(self, oid: object, size: int, reserve_to: int = 0) -> bool:
@@ -150,7 +151,7 @@ class AllocPanel(Panel):
             "ranges": ranges[:_MAX_RANGES],
             "truncated": len(ranges) > _MAX_RANGES,
             "state": self.policy.state(),
-            "recent": self.recent[-_RECENT:],
+            "recent": list(self.recent),
         }
 
     def check_invariants(self) -> None:

@@ -27,7 +27,7 @@ class SlabAllocator(Allocator):
     class, come from a first-fit free list; an empty slab goes back to it. ``partial[c]`` holds
     class c's slabs with a free slot, the most recently used last."""
 
-    PARAMS = {"slab_size": Param(int, 4096, "bytes per slab (a power of two)")}
+    PARAMS = {"slab_size": Param(int, 4096, "bytes per slab (a power of two)", min=1, max=1 << 30)}
 
     def __init__(self, heap: int, align: int, slab_size: int = 4096, **_: object) -> None:
         super().__init__(heap, align)

@@ -3,16 +3,22 @@
 Each server works on one job at a time at its speed (work units per second); the others wait
 in its FIFO queue. Completions sit on one heap ordered by (time, sequence); a heap entry whose
 server ``version`` changed since (the server was slowed or killed) is stale and skipped.
-Requests on a killed server go back through the balancer, keeping their arrival time.
+Requests on a killed server go back through the balancer, keeping their arrival time and their
+client (the stream's ``client``, None when the workload has no clients), which a policy that
+declares ``by_client`` reads as ``policy.client`` when it picks.
+Latency figures count every arrival that reached a server: a request still queued or in service
+counts with its age, a lower bound flagged ``<metric>_censored`` (DESIGN.md); one that found no
+live server is only counted in ``dropped``.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from math import fsum
 
 from sims.core.clock import Clock
 from sims.core.diverge import Decision
-from sims.core.metrics import percentile, ratio
+from sims.core.metrics import censored_percentile, ratio
 from sims.core.panel import Panel
 
 
@@ -34,12 +40,14 @@ class BalancePanel(Panel):
         self.alive = [True] * n
         self.live = list(range(n))  # live servers, ascending
         self.active = [0] * n  # outstanding requests per server (queued + in service)
-        self.queue: list[deque] = [deque() for _ in range(n)]  # waiting (arrival, size), FIFO
-        self.cur: list[tuple | None] = [None] * n  # in service: (arrival, size, start, done)
+        self.queue: list[deque] = [deque() for _ in range(n)]  # waiting (arrival, size, client), FIFO
+        self.cur: list[tuple | None] = [None] * n  # in service: (arrival, size, start, done, client)
+        self.by_client = getattr(policy, "by_client", False)  # it reads policy.client: no fast path
         self.version = [0] * n
         self.busy = [0.0] * n  # seconds of service completed per server
         self.routed = [0] * n
-        self.stale = params["stale"]
+        # seconds between load reports; a policy that counts its own requests in flight needs none
+        self.stale = 0.0 if getattr(policy, "own_load", False) else params["stale"]
         self.seen = [0] * n  # the load the balancer believes (a copy when stale > 0)
         self.next_refresh = 0.0
         self.clock = Clock()  # completions: (server, its version when the job started)
@@ -48,14 +56,17 @@ class BalancePanel(Panel):
         self.lat_total = 0.0  # summed in completion order: builtin sum() of floats differs by version
         self.requests = self.completed = self.rerouted = self.dropped = 0
         self.max_queue = 0
+        self.now = 0.0  # how far the panel has run: the ages of unfinished requests count from it
 
     # -- routing ------------------------------------------------------------------------------
-    def _route(self, t: float, arrival: float, size: float) -> None:
+    def _route(self, t: float, arrival: float, size: float, client=None) -> None:
         live = self.live
         if not live:
             self.dropped += 1
             return
         active = self.active
+        if self.by_client:
+            self.policy.client = client
         if self.stale:
             if t >= self.next_refresh:
                 self.seen = active[:]
@@ -71,18 +82,20 @@ class BalancePanel(Panel):
             self.max_queue = a
         if self.cur[s] is None:
             done = t + size / self.speed[s]
-            self.cur[s] = (arrival, size, t, done)
+            self.cur[s] = (arrival, size, t, done, client)
             self.clock.schedule(done, (s, self.version[s]))
         else:
-            self.queue[s].append((arrival, size))
+            self.queue[s].append((arrival, size, client))
 
-    def _start(self, s: int, t: float, arrival: float, size: float) -> None:
+    def _start(self, s: int, t: float, arrival: float, size: float, client=None) -> None:
         done = t + size / self.speed[s]
-        self.cur[s] = (arrival, size, t, done)
+        self.cur[s] = (arrival, size, t, done, client)
         self.clock.schedule(done, (s, self.version[s]))
 
     def _run(self, until: float) -> None:
         heap, pop, schedule = self.clock.heap, self.clock.pop, self.clock.schedule
+        if until > self.now:
+            self.now = until
         if not heap or heap[0][0] > until:
             return
         observe = self.policy.observe if self.policy.observes else None
@@ -93,7 +106,7 @@ class BalancePanel(Panel):
             t, (s, v) = pop()
             if v != version[s]:
                 continue  # the server was slowed or killed since
-            arrival, size, start, done = cur[s]
+            arrival, size, start, done, _ = cur[s]
             busy[s] += t - start
             active[s] -= 1
             done_n += 1
@@ -103,9 +116,9 @@ class BalancePanel(Panel):
                 observe(s, t - arrival, t)
             q = queue[s]
             if q:  # start the next job: self._start(s, t, *q.popleft()), written out
-                a, z = q.popleft()
+                a, z, c = q.popleft()
                 d = t + z / speed[s]
-                cur[s] = (a, z, t, d)
+                cur[s] = (a, z, t, d, c)
                 schedule(d, (s, v))
             else:
                 cur[s] = None
@@ -116,7 +129,8 @@ class BalancePanel(Panel):
         heap, schedule = self.clock.heap, self.clock.schedule
         route = self._route
         run = self._run
-        pick, stale, live, alive = self.pick, self.stale, self.live, self.alive
+        pick, live, alive = self.pick, self.live, self.alive
+        slow = self.stale or self.by_client  # routes through _route
         active, routed, cur, speed, version, queue = (
             self.active,
             self.routed,
@@ -133,8 +147,8 @@ class BalancePanel(Panel):
             kind = ev["kind"]
             if kind == "request":  # self._route(t, t, size), written out for the common case
                 self.requests += 1
-                if stale or not live or live is not self.live:
-                    route(t, t, ev["size"])
+                if slow or not live or live is not self.live:
+                    route(t, t, ev["size"], ev.get("client"))
                     live = self.live
                     continue
                 s = pick(live, active, t)
@@ -146,14 +160,14 @@ class BalancePanel(Panel):
                     self.max_queue = a
                 if cur[s] is None:
                     done = t + ev["size"] / speed[s]
-                    cur[s] = (t, ev["size"], t, done)
+                    cur[s] = (t, ev["size"], t, done, None)
                     schedule(done, (s, version[s]))
                 else:
-                    queue[s].append((t, ev["size"]))
+                    queue[s].append((t, ev["size"], None))
             elif kind == "burst":  # a "send a burst" action
                 for _ in range(ev.get("count", 1)):
                     self.requests += 1
-                    route(t, t, ev.get("size", 0.05))
+                    route(t, t, ev.get("size", 0.05), ev.get("client"))
             elif kind in ("kill_server", "revive_server", "slow_server"):
                 self._server_event(t, ev)
                 live = self.live
@@ -183,13 +197,13 @@ class BalancePanel(Panel):
                 raise ValueError(f"slow_server: speed must be > 0, got {new!r}")
             cur = self.cur[s]
             if cur is not None:  # the job in service finishes its remaining work at the new speed
-                arrival, size, start, done = cur
+                arrival, size, start, done, client = cur
                 left = (done - t) * self.speed[s]
                 self.busy[s] += t - start
                 self.version[s] += 1
                 self.speed[s] = new
-                self._start(s, t, arrival, left)
-                self.cur[s] = (arrival, size, t, self.cur[s][3])
+                self._start(s, t, arrival, left, client)
+                self.cur[s] = (arrival, size, t, self.cur[s][3], client)
             else:
                 self.speed[s] = new
         elif kind == "kill_server":
@@ -200,16 +214,16 @@ class BalancePanel(Panel):
             self.version[s] += 1
             orphans = list(self.queue[s])
             if self.cur[s] is not None:
-                arrival, size, start, done = self.cur[s]
+                arrival, size, start, done, client = self.cur[s]
                 self.busy[s] += t - start
-                orphans.insert(0, (arrival, size))  # restarts from scratch elsewhere
+                orphans.insert(0, (arrival, size, client))  # restarts from scratch elsewhere
             self.queue[s].clear()
             self.cur[s] = None
             self.active[s] = 0
             self.seen[s] = 0
-            for arrival, size in orphans:
+            for arrival, size, client in orphans:
                 self.rerouted += 1
-                self._route(t, arrival, size)
+                self._route(t, arrival, size, client)
         elif not self.alive[s]:  # revive_server
             self.alive[s] = True
             self.live = sorted(self.live + [s])
@@ -235,7 +249,10 @@ class BalancePanel(Panel):
             return None
         s, load, live = picks[0]
         if ev["kind"] == "request":
-            return Decision("route", f"request #{k}", f"server {s}", facts={"load": load, "live": live})
+            facts = {"load": load, "live": live}
+            if self.by_client:
+                facts["client"] = ev.get("client")
+            return Decision("route", f"request #{k}", f"server {s}", facts=facts)
         servers = tuple(p[0] for p in picks)
         return Decision("reroute", f"{len(picks)} requests", f"server {s}", servers, {"load": load, "live": live})
 
@@ -256,14 +273,29 @@ class BalancePanel(Panel):
         top = max(busy, default=0.0)
         return 1.0 - min(busy) / top if top > 0 else 0.0
 
+    def ages(self) -> list[float]:
+        """How long each request still queued or in service has waited so far, sorted."""
+        now = self.now
+        ages = [now - job[0] for job in self.cur if job is not None]
+        for q in self.queue:
+            ages.extend([now - job[0] for job in q])
+        ages.sort()
+        return ages
+
     def metrics(self) -> dict[str, float]:
-        lat = self._latencies()
+        lat, ages = self._latencies(), self.ages()
+        p50, p50_cens = censored_percentile(lat, ages, 0.5)
+        p99, p99_cens = censored_percentile(lat, ages, 0.99)
         return {
             "requests": self.requests,
             "completed": self.completed,
-            "p50_latency": percentile(lat, 0.5, is_sorted=True),
-            "p99_latency": percentile(lat, 0.99, is_sorted=True),
-            "mean_latency": ratio(self.lat_total, len(lat)),
+            "p50_latency": p50,
+            "p50_latency_censored": p50_cens,
+            "p99_latency": p99,
+            "p99_latency_censored": p99_cens,
+            "mean_latency": ratio(self.lat_total + fsum(ages), len(lat) + len(ages)),
+            "mean_latency_censored": int(bool(ages)),  # an age taking part can only grow
+            "mean_latency_completed": ratio(self.lat_total, len(lat)),
             "max_queue": self.max_queue,
             "imbalance": self.imbalance(),
             "in_system": sum(self.active),

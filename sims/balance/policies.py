@@ -2,7 +2,7 @@
 
 ``pick(live, load, t)`` gets the live server indices in ascending order and the load the
 balancer believes in (outstanding requests per server, possibly stale) and returns one of
-``live``. Ties go to the earliest server in ``live``. Randomness comes from the panel's own rng
+``live``. Ties go to the earliest server in ``live``, except where a policy says otherwise. Randomness comes from the panel's own rng
 (``int(rng.random() * n)``: cheaper than ``randrange`` and as portable).
 """
 
@@ -11,12 +11,14 @@ from __future__ import annotations
 from operator import add, mul
 from random import Random
 
+from sims.core.limits import MAX_DURATION
 from sims.core.registry import Param, register_policy
 
 
 class Policy:
     PARAMS: dict[str, Param] = {}
     observes = False  # True: the panel reports each completion to observe()
+    own_load = False  # True: load is the balancer's own in-flight count, live even when stale > 0
 
     def __init__(self, speeds: list[float], rng: Random, **params: object) -> None:
         self.speeds = speeds
@@ -103,18 +105,46 @@ class WeightedRoundRobin(Policy):
 
 @register_policy("balance", "least_connections")
 class LeastConnections(Policy):
-    """The server with the fewest outstanding requests, as far as the balancer knows."""
+    """The server with the fewest outstanding requests, as far as the balancer knows; ties go
+    round robin, as nginx's least_conn does (ngx_http_upstream_least_conn_module: among the peers
+    with the least conns / weight it runs smooth weighted round robin; here every weight is 1):
+    each tied server gains one credit, the most credit wins (the earliest on a tie) and gives
+    back as many credits as there were tied servers."""
+
+    def __init__(self, speeds: list[float], rng: Random, **params: object) -> None:
+        super().__init__(speeds, rng)
+        self.credit = [0] * len(speeds)  # nginx's current_weight, touched only on ties
 
     def pick(self, live: list[int], load: list[int], t: float) -> int:
-        if len(live) == len(load):  # every server is up: let C find the first minimum
-            return load.index(min(load))
-        return min(live, key=load.__getitem__)
+        if len(live) == len(load):  # every server is up: let C find the minimum
+            least = min(load)
+            if load.count(least) == 1:
+                return load.index(least)
+        else:
+            least = min(map(load.__getitem__, live))
+        tied = [s for s in live if load[s] == least]
+        if len(tied) == 1:
+            return tied[0]
+        credit = self.credit
+        best = tied[0]
+        for s in tied:
+            credit[s] += 1
+            if credit[s] > credit[best]:
+                best = s
+        credit[best] -= len(tied)
+        return best
 
     def explain(self, d, other=None) -> str:
         load = d.facts["load"]
+        s = self.chosen(d)
+        tied = sum(1 for x in d.facts["live"] if load[x] == load[s])
+        why = f", its turn among the {tied} tied" if tied > 1 else ""
         return self.say(
-            d, f"it had the fewest outstanding requests as the balancer saw them ({load[self.chosen(d)]}; all: {load})"
+            d, f"it had the fewest outstanding requests as the balancer saw them ({load[s]}{why}; all: {load})"
         )
+
+    def state(self) -> dict:
+        return {"credit": list(self.credit)}
 
 
 @register_policy("balance", "p2c")
@@ -149,9 +179,14 @@ class PeakEwma(Policy):
     """Finagle/Linkerd peak EWMA: cost = latency estimate x (outstanding + 1), lowest wins. A
     slower observation replaces the estimate at once (the peak); faster ones decay into it with
     weight tau / (tau + dt); an estimate idle for tau seconds decays toward 0 the same way.
-    (tau / (tau + dt) stands in for exp(-dt / tau): basic operations only, so it is portable.)"""
+    (tau / (tau + dt) stands in for exp(-dt / tau): basic operations only, so it is portable.)
+    Its load is the client's own count of requests in flight (``own_load``): Finagle's PeakEwma and
+    tower's (Linkerd's proxy) count outstanding requests through their own handles, so they never
+    wait for a load report and a stale ``stale`` setting does not reach them."""
 
-    PARAMS = {"tau": Param(float, 1.0, "decay time of the latency estimate, seconds")}
+    own_load = True
+
+    PARAMS = {"tau": Param(float, 1.0, "decay time of the latency estimate, seconds", above=0.0, max=MAX_DURATION)}
     observes = True
 
     def __init__(self, speeds: list[float], rng: Random, tau: float = 1.0, **params: object) -> None:

@@ -124,8 +124,8 @@ class Sieve(CachePolicy):
         half = 32
         items = list(self._walk(self.tail, self.newer)) if n <= 64 else None
         if items is None:  # only the two ends: never walk the whole queue for a frame
-            first = [k for k, _ in zip(self._walk(self.tail, self.newer), range(half))]
-            last = [k for k, _ in zip(self._walk(self.head, self.older), range(half))][::-1]
+            first = [k for k, _ in zip(self._walk(self.tail, self.newer), range(half), strict=False)]
+            last = [k for k, _ in zip(self._walk(self.head, self.older), range(half), strict=False)][::-1]
             items = first + last
             out = seq("queue", items, len(items), "oldest first", marks=self.visited.__getitem__)
             out.update(size=n, skipped=n - 64, skipped_at=half)

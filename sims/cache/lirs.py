@@ -30,9 +30,12 @@ class LIRS(CachePolicy):
     differ from their papers")."""
 
     PARAMS = {
-        "hir_fraction": Param(float, 0.01, "share of the cache for resident HIR keys (LIRS: ~1%)"),
+        "hir_fraction": Param(float, 0.01, "share of the cache for resident HIR keys (LIRS: ~1%)", min=0.0, max=1.0),
         "ghost_bound": Param(
-            str, "size", "ghost HIR entries kept in the stack: size (at most size) | none (the paper)"
+            str,
+            "size",
+            "ghost HIR entries kept in the stack: size (at most size) | none (the paper)",
+            choices=("size", "none"),
         ),
     }
 

@@ -113,11 +113,23 @@ class BucketTable:
 
 
 _COMMON = {
-    "samples": Param(int, 5, "maxmemory-samples: keys sampled per eviction"),
-    "speed": Param(float, 1.0, "virtual seconds per wall second of Redis's clock (contention replay --speed)"),
-    "tick": Param(float, 0.001, "clock advance per reference when a trace carries no times, seconds"),
+    "samples": Param(int, 5, "maxmemory-samples: keys sampled per eviction", min=1, max=1000, work=1),
+    "speed": Param(
+        float,
+        1.0,
+        "virtual seconds per wall second of Redis's clock (contention replay --speed)",
+        above=0.0,
+        max=1000.0,
+    ),
+    "tick": Param(
+        float, 0.001, "clock advance per reference when a trace carries no times, seconds", above=0.0, max=1.0
+    ),
     "clock_offset": Param(
-        float, 0.0, "Redis's wall clock at t = 0, in seconds past a whole minute (the replay measures it)"
+        float,
+        0.0,
+        "Redis's wall clock at t = 0, in seconds past a whole minute (the replay measures it)",
+        min=0.0,
+        max=60.0,
     ),
 }
 
@@ -259,7 +271,7 @@ class RedisEviction(CachePolicy):
         assert sorted(map(str, self.table.where)) == sorted(map(str, self.where))
         assert all(self.keys[i] == k for k, i in self.where.items())
         assert len(self.pool) <= POOL_SIZE
-        assert all(a[0] <= b[0] for a, b in zip(self.pool, self.pool[1:])), "the pool is sorted by score"
+        assert all(a[0] <= b[0] for a, b in zip(self.pool, self.pool[1:], strict=False)), "the pool is sorted by score"
 
 
 @register_policy("cache", "redis_lru")
@@ -288,8 +300,8 @@ class RedisLFU(RedisEviction):
     """allkeys-lfu: a logarithmic Morris counter that decays by the minute."""
 
     PARAMS = _COMMON | {
-        "lfu_log_factor": Param(int, 10, "lfu-log-factor: how slowly the counter grows"),
-        "lfu_decay_time": Param(int, 1, "lfu-decay-time: minutes per point of decay (0: never)"),
+        "lfu_log_factor": Param(int, 10, "lfu-log-factor: how slowly the counter grows", min=0, max=1000),
+        "lfu_decay_time": Param(int, 1, "lfu-decay-time: minutes per point of decay (0: never)", min=0, max=1_000_000),
     }
 
     def __init__(self, size: int, lfu_log_factor: int = 10, lfu_decay_time: int = 1, **kw: Any) -> None:

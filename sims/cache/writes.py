@@ -70,6 +70,8 @@ def eviction_cache(evict: str, size: int) -> CachePolicy:
     cls = get_policy("cache", evict)
     if not (isinstance(cls, type) and issubclass(cls, CachePolicy)) or evict == "opt":
         raise ValueError(f"evict: {evict!r} is not an online eviction policy (opt and write policies are not)")
+    if getattr(cls, "expires", False):
+        raise ValueError(f"evict: {evict!r} expires keys by the stream's clock, which a write panel does not give it")
     return cls(size)
 
 

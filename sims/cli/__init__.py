@@ -1,15 +1,18 @@
 """The ``contention`` command line (also ``python -m sims``).
 
 One module per group of commands, each with ``add(sub)`` that registers its parsers beside the
-code that runs them: ``run`` (list, run, trace, bench: sims/ alone, in CPython and in Pyodide) and
-``edges`` (build, serve, sweep, plan, replay, gpu: their work lives beside sims/ and is imported
-lazily). A new command is a module here and one line in ``COMMANDS``. Each registers its name and
-help line at once and its flags through ``Parser(fill=...)``, added when that command parses, so a
-plain ``run`` neither builds the other commands' flags nor imports the modules they name.
+code that runs them: ``run`` (list, run, trace, bench: sims/ alone, in CPython and in Pyodide),
+``step`` (the step-time model, one step in parts) and ``edges`` (build, serve, sweep, plan,
+replay, gpu: their work lives beside sims/ and is imported lazily). A new command is a module here
+and one line in ``COMMANDS``. Each registers its name and help line at once and its flags through
+``Parser(fill=...)``, added when that command parses, so a plain ``run`` neither builds the other
+commands' flags nor imports the modules they name.
 
-One error path: every refusal (a bad flag, a broken preset, a malformed trace line, a file that
-cannot be written) is an exception that ``main`` prints as one line, ``error: ...``, capped in
-length, with exit status 2. Never a traceback.
+One error path for the user's mistakes: every refusal (a bad flag, a broken preset, a malformed
+trace line, a budget a run would pass) is a ``sims.core.limits.InputError`` that ``main`` prints as
+one line, ``error: ...``, capped in length, with exit status 2; so is a file named by the user that
+cannot be read or written (``OSError``). Anything else is a bug of ours: its traceback is shown and
+the exit status is 1.
 """
 
 from __future__ import annotations
@@ -18,16 +21,14 @@ import argparse
 import os
 import sys
 
-from sims.cli import diff, edges, run, search
+from sims.cli import diff, edges, run, search, step
 from sims.cli.args import Parser, Terminated, UsageError, edge
 from sims.cli.output import MAX_MESSAGE, one_line, table
-from sims.core.limits import show
-from sims.core.presets import PresetError
-from sims.core.trace import TraceError
+from sims.core.limits import InputError, show
 
 __all__ = ["MAX_MESSAGE", "Terminated", "UsageError", "build_parser", "main", "table"]
 
-COMMANDS = (run, diff, search, edges)  # each module's add(sub) registers its commands, in this order in --help
+COMMANDS = (run, diff, search, step, edges)  # each module's add(sub) registers its commands, in this order in --help
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         status = args.fn(args)
         sys.stdout.flush()
         return status
-    except (UsageError, PresetError, TraceError, ValueError) as exc:
+    except InputError as exc:  # UsageError, PresetError, TraceError, PolicyError, ... (not ValueError)
         return _fail(str(exc))
     except BrokenPipeError:
         _stdout_gone()
@@ -75,10 +76,6 @@ def main(argv: list[str] | None = None) -> int:
         _stdout_gone()
         name = f"{show(exc.filename, 120)}: " if exc.filename else "standard output: " if exc.errno == 28 else ""
         return _fail(f"{name}{exc.strerror or exc}")
-    except RecursionError:
-        return _fail("input nested too deeply")
-    except MemoryError:
-        return _fail("out of memory; ask for a shorter --duration")
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -11,30 +11,53 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from sims.core.limits import MAX_DURATION, parse_seed, show
+from sims.core.limits import MAX_DURATION, InputError, parse_seed, show
 
 
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit status 2."""
+class UsageError(InputError):
+    """A bad flag or argument: printed as one line, exit status 2 (as every ``InputError``)."""
 
 
 class Terminated(Exception):
     """SIGTERM arrived: unwind (removing a half-written --trace-out), then exit 143."""
 
 
+class _Once(argparse._StoreAction):
+    """A flag that takes one value and may be given once: ``--seed 1 --seed 2`` is refused rather
+    than read as 2 (argparse's default keeps the last)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = parser._given
+        if self.dest in seen:
+            raise UsageError(
+                f"{parser.prog}: argument {'/'.join(self.option_strings)}: given twice "
+                f"({show(seen[self.dest])}, then {show(values)}); give it once"
+            )
+        seen[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
+
+
 class Parser(argparse.ArgumentParser):
     """``fill(parser)``, when given, adds the parser's arguments the first time it parses (or
     prints its help): a command's flags, and the modules they name, cost a plain ``run`` nothing
-    (issue 21: start-up is part of the engine speed target)."""
+    (start-up is part of the engine speed target, docs/benchmarks.md). A flag that stores one value may be given
+    once (``_Once``); repeatable flags say so with ``action="append"``."""
 
     def __init__(self, *args, fill: Callable[[Parser], None] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._fill = fill
+        self._given: dict[str, object] = {}  # dest -> value of each _Once flag given in this parse
+
+    def add_argument(self, *args, **kwargs):
+        if args and args[0].startswith(self.prefix_chars) and kwargs.get("action", "store") == "store":
+            kwargs["action"] = _Once
+        return super().add_argument(*args, **kwargs)
 
     def parse_known_args(self, args=None, namespace=None):
         fill, self._fill = self._fill, None
         if fill is not None:
             fill(self)
+        self._given = {}
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> None:  # one line, no usage dump

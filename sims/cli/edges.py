@@ -83,14 +83,17 @@ def _sweep_flags(s: argparse.ArgumentParser) -> None:
         "--seeds",
         type=arg.positive(int),
         default=5,
-        help="seeds per cell: the preset's seed and the ones after (default 5)",
+        help="seeds per cell: the preset's seed and the ones after (default 5, at most 10000)",
     )
     s.add_argument("--panels", help="comma-separated panel names to keep")
     s.add_argument("--out", metavar="F", help="results file: .jsonl, .csv or .parquet (journaled as it runs)")
     s.add_argument("--resume", action="store_true", help="continue an interrupted sweep into the same --out")
     _where(s)
     s.add_argument(
-        "--max-cells", type=arg.positive(int), default=1000, help="refuse a larger grid unless --yes (default 1000)"
+        "--max-cells",
+        type=arg.positive(int),
+        default=1000,
+        help="refuse a larger grid unless --yes (default 1000; never more than 50000 cells or runs)",
     )
     s.add_argument("--yes", action="store_true", help="run a grid larger than --max-cells")
     s.add_argument("--metrics", help="comma-separated metrics for the summary and the plot")
@@ -104,8 +107,13 @@ def _plan_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("preset", help="preset name or a .toml file")
     s.add_argument("--vary", required=True, metavar="KEY=LO:HI[:STEP]", help="the knob and its candidate values")
     s.add_argument("--target", action="append", metavar="METRIC<X", help='e.g. "ttft_p90<1.0" (repeatable)')
-    s.add_argument("--seeds", type=arg.positive(int), default=10, help="seeds per candidate (default 10)")
+    s.add_argument(
+        "--seeds", type=arg.positive(int), default=10, help="seeds per candidate (default 10, at most 10000)"
+    )
     s.add_argument("--panel", required=True, help="the panel whose metrics must meet the targets")
+    s.add_argument(
+        "--model", metavar="NAME|PATH", help="engine/cluster: every panel runs this model (a config.json or a name)"
+    )
     s.add_argument("--confidence", type=float, default=0.95, help="one-sided confidence of the bound (default 0.95)")
     _where(s)
     _drain(s)

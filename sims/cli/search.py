@@ -53,6 +53,8 @@ def _command(args: argparse.Namespace, objective: str) -> str:
         words += ["--keys", str(args.keys)]
     if args.start is not None:
         words += ["--from", args.start]
+    if args.shrink:
+        words.append("--shrink")
     return shlex.join(words)
 
 
@@ -80,7 +82,18 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.topic not in SPECS:
         raise UsageError(f"search: unknown topic {show(args.topic)}; valid: {', '.join(sorted(SPECS))}")
     policies = _policies(args.policies, args.topic)
+    spec = SPECS[args.topic]
+    if args.size is None:
+        args.size = spec.default_size
     objective = args.objective
+    if objective is None and spec.violations and policies:
+        objective = "violations"
+    if objective is not None and objective.strip() == "violations":  # the checker's count, per policy
+        if not spec.violations:
+            raise UsageError(f"search: {args.topic} has no safety checker; 'violations' is for consensus")
+        if not policies:
+            raise UsageError("search: --objective violations needs --policies: whose violations to count")
+        objective = " + ".join(f"{spec.violations}({p})" for p in policies)
     if objective is None:
         if len(policies) < 2:
             raise UsageError("search: give --objective, or --policies a,b to compare b against a")
@@ -89,6 +102,13 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise UsageError(f"--out: expected a file name ending in .toml, got {show(args.out, 120)}")
     if args.out is not None and not Path(args.out).parent.is_dir():
         raise UsageError(f"--out: cannot write {show(args.out, 120)}: its folder does not exist")
+    if args.svg is not None:
+        if not spec.violations or not policies:
+            raise UsageError("--svg: draws the first --policies panel of a consensus search; give --policies")
+        if not args.svg.endswith(".svg"):
+            raise UsageError(f"--svg: expected a file name ending in .svg, got {show(args.svg, 120)}")
+        if not Path(args.svg).parent.is_dir():
+            raise UsageError(f"--svg: cannot write {show(args.svg, 120)}: its folder does not exist")
     problem = Problem(args.topic, objective, args.size, args.length, extra=policies, keys=args.keys, seed=args.seed)
     start = None
     if args.start is not None:
@@ -103,19 +123,30 @@ def cmd_search(args: argparse.Namespace) -> int:
     search = Search(problem, args.seed, args.budget, start=start)
     timer = harness() if interactive() and not args.json else None
     bar = timer.Progress(f"search {args.topic}") if timer is not None else None
-    while not search.done:
-        search.run(CHUNK)
+    while not search.done and not (args.shrink and search.found):  # shrinking: the first will do
+        search.run(CHUNK, until_found=args.shrink)
         if bar is not None:
             bar.update(search.evals / search.budget, f"best {search.best_score:g} at {search.best_at}")
     if bar is not None:
         bar.close()
-    best = search.best
+    best, score, shrunk = search.best, search.best_score, None
+    found = search.found
+    if found and args.shrink:
+        from sims.adversary.shrink import shrink
+
+        shrunk = shrink(problem, best, args.budget)
+        best, score = shrunk.genome, shrunk.score
     metrics = problem.metrics(best)
     command = _command(args, problem.objective.text)
-    if args.out is not None:
-        text = preset_text(problem, best, Path(args.out).stem, search.best_score, command)
+    if args.out is not None and found:  # nothing found: no preset that claims otherwise
+        text = preset_text(problem, best, Path(args.out).stem, score, command)
         Path(args.out).write_text(text, encoding="utf-8")
+    if args.svg is not None and found:
+        _write_svg(problem, best, problem.panel_index(policies[0], args.size), args.svg, command)
+    best_score = _number(score) if math.isfinite(score) else None
     result = {
+        "found": found,
+        "best": best_score,
         "topic": args.topic,
         "objective": problem.objective.text,
         "size": args.size,
@@ -123,27 +154,71 @@ def cmd_search(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "budget": args.budget,
         **search.state(),
-        "best_score": _number(search.best_score) if math.isfinite(search.best_score) else None,
+        "best_score": best_score,
         "workload": problem.layout.workload(best),
+        **({"schedule": problem.layout.workload(best)["schedule"]} if spec.genome == "schedule" else {}),
         "panels": metrics,
-        "out": args.out,
+        "out": args.out if found else None,
+        **({"svg": args.svg if found else None} if args.svg is not None else {}),
     }
+    if spec.violations:
+        result["why"] = problem.why(best)
+    if shrunk is not None:
+        result["shrunk"] = {
+            "from": len(search.best),
+            "to": len(best),
+            "from_score": _number(search.best_score),
+            "evaluations": shrunk.evaluations,
+            "minimal": shrunk.minimal,
+        }
     if args.json:
         print(json.dumps(result))
-        return 0
-    print(f"{problem.objective.text} = {search.best_score:g}  (k = {args.size}, seed {args.seed})")
+        return 0 if found else 1
+    if not found:
+        print(
+            f"no {'schedule' if spec.genome == 'schedule' else 'workload'} with objective > 0 in {search.evals:,} "
+            f"evaluations (the best scored {search.best_score:g}; "
+            f"k = {args.size}, seed {args.seed}){': wrote no preset' if args.out else ''}"
+        )
+        return 1
+    print(f"{problem.objective.text} = {score:g}  (k = {args.size}, seed {args.seed})")
     print(f"found at evaluation {search.best_at} of {search.evals}, {search.restarts} restarts")
+    for line in problem.why(best):
+        print("  " + line)
+    if shrunk is not None:
+        print(
+            f"shrunk from {len(search.best)} to {len(best)} (objective {search.best_score:g} -> {score:g}) in "
+            f"{shrunk.evaluations:,} evaluations: "
+            + ("locally minimal" if shrunk.minimal else "the budget ran out before a minimum")
+        )
     for name, m in metrics.items():
         print(
             f"  {name}: "
             + ", ".join(f"{k} {m[k]:g}" for k in sorted({t.metric for t in problem.objective.terms} & set(m)) or m)
         )
     wl = problem.layout.workload(best)
-    seq = wl.get("keys", wl.get("times"))
-    print(f"workload ({len(seq)}): {' '.join(map(str, seq[:60]))}{' ...' if len(seq) > 60 else ''}")
+    if "schedule" in wl:
+        print(f"schedule ({len(best)} steps, {len(wl['schedule'])} events):")
+        for ev in wl["schedule"][:60]:
+            print("  " + ", ".join(f"{k} {v}" for k, v in ev.items()))
+    else:
+        seq = wl.get("keys", wl.get("times"))
+        print(f"workload ({len(seq)}): {' '.join(map(str, seq[:60]))}{' ...' if len(seq) > 60 else ''}")
     if args.out is not None:
         print(f"wrote {args.out}: contention run {shlex.quote(args.out)}")
+    if args.svg is not None:
+        print(
+            f"wrote {args.svg}: the space-time diagram of {problem.panels[problem.panel_index(policies[0], args.size)].name}"
+        )
     return 0
+
+
+def _write_svg(problem, genome: list[int], index: int, path: str, command: str) -> None:
+    """The space-time diagram of one panel's run of ``genome`` (sims/consensus/diagram.py)."""
+    from sims.consensus.diagram import svg
+
+    panel = problem.run_panel(genome, index, record=True)
+    Path(path).write_text(svg(panel, f"{panel.name}: {command}"), encoding="utf-8")
 
 
 def _flags(s: argparse.ArgumentParser) -> None:
@@ -155,12 +230,17 @@ def _flags(s: argparse.ArgumentParser) -> None:
         "--policies",
         help="comma-separated policies shown as extra panels (a,b: the default objective compares b with a)",
     )
-    s.add_argument("--objective", help='what to maximize, e.g. "hits(b) - hits(a)"; a term without a size is at size k')
+    s.add_argument(
+        "--objective",
+        help='what to maximize, e.g. "hits(b) - hits(a)"; a term without a size is at size k; '
+        '"violations" (consensus): the safety checker\'s count over --policies',
+    )
     s.add_argument(
         "--size",
         type=arg.positive(int),
-        default=4,
-        help="k: frames (paging), objects (cache), nodes (hashing), requests per 1 s window (ratelimit); default 4",
+        default=None,
+        help="k: frames (paging), objects (cache), nodes (hashing), requests per 1 s window (ratelimit), "
+        "servers (consensus); default 4 (consensus 5)",
     )
     s.add_argument(
         "--length",
@@ -186,7 +266,25 @@ def _flags(s: argparse.ArgumentParser) -> None:
         metavar="PRESET",
         help="start from the first --length references (arrivals) of a preset's own stream (default: a random workload)",
     )
-    s.add_argument("--out", metavar="F.toml", type=arg.path, help="write the best workload as a preset file")
+    s.add_argument(
+        "--shrink",
+        action="store_true",
+        help="stop at the first workload scoring above 0 and cut it down to a locally minimal one that "
+        "still does (at most --budget more evaluations)",
+    )
+    s.add_argument(
+        "--out",
+        metavar="F.toml",
+        type=arg.path,
+        help="write the best workload as a preset file (only when one was found)",
+    )
+    s.add_argument(
+        "--svg",
+        metavar="F.svg",
+        type=arg.path,
+        help="consensus: write a space-time diagram (nodes, messages, faults, roles, the violations) of the "
+        "first --policies panel's run of the best schedule (only when one was found)",
+    )
     s.add_argument("--json", action="store_true", help="print the result as one JSON object")
     s.set_defaults(fn=cmd_search)
 
@@ -196,7 +294,8 @@ def add(sub) -> None:
         "search",
         help="search for the workload that maximizes an objective over policies (e.g. Belady's anomaly)",
         description="Seeded local search over workloads: maximize an OBJECTIVE, arithmetic (+ - * / and "
-        "parentheses) over terms METRIC(policy[, size]), numbers and k (= --size). Example: contention search "
+        "parentheses) over terms METRIC(policy[, size]), numbers and k (= --size). Exits 0 when a workload "
+        "with objective > 0 was found (written with --out), 1 when none was (nothing written). Example: contention search "
         'paging --objective "faults(fifo, k+1) - faults(fifo, k)" --size 3 --length 40 --budget 20000',
         fill=_flags,
     )

@@ -14,7 +14,7 @@ from sims.core.registry import Param, Topic, register_topic
 from sims.engine.config import knobs
 
 PANEL_PARAMS = {
-    "replicas": Param(int, 8, "engine replicas behind the router"),
+    "replicas": Param(int, 8, "engine replicas behind the router", min=1, max=256, work=1),
     # each replica's engine knobs (sims/engine/config.py), with llm-d's benchmark as the defaults
     **knobs(
         "gpu model tp kv_tokens block_size max_num_seqs max_num_batched_tokens eviction prefix_caching max_model_len".split(),

@@ -10,6 +10,11 @@ from sims.cluster.routers import _WEIGHT, Router, load_scores, pick_max
 from sims.core.registry import Param, register_policy
 
 
+def _weights(p: dict) -> str:
+    """The scorer weights a router was given, as a reader compares them: "prefix 3 : kv 2 : queue 2"."""
+    return f"prefix {p['prefix_weight']:g} : kv {p['kv_weight']:g} : queue {p['queue_weight']:g}"
+
+
 @register_policy("cluster", "sglang_cache_aware")
 class SGLangCacheAware(Router):
     """SGLang's cache-aware router. Per worker, an approximate radix tree of what was routed
@@ -19,11 +24,13 @@ class SGLangCacheAware(Router):
     router processes (each request reaches one of them at random)."""
 
     PARAMS = {
-        "cache_threshold": Param(float, 0.3, "match rate above which the best match wins"),
-        "balance_abs_threshold": Param(int, 64, "imbalance needs max - min in-flight above this"),
-        "balance_rel_threshold": Param(float, 1.5, "... and max above this multiple of min"),
-        "max_tree_tokens": Param(int, 1 << 24, "tokens each worker's tree may hold before LRU eviction"),
-        "router_replicas": Param(int, 1, "router processes, each learning only from what it routed"),
+        "cache_threshold": Param(float, 0.3, "match rate above which the best match wins", min=0.0, max=1.0),
+        "balance_abs_threshold": Param(int, 64, "imbalance needs max - min in-flight above this", min=0, max=10**9),
+        "balance_rel_threshold": Param(float, 1.5, "... and max above this multiple of min", min=0.0, max=1000.0),
+        "max_tree_tokens": Param(
+            int, 1 << 24, "tokens each worker's tree may hold before LRU eviction", min=1, max=1 << 30
+        ),
+        "router_replicas": Param(int, 1, "router processes, each learning only from what it routed", min=1, max=256),
     }
 
     def __init__(self, n, params, rng):
@@ -51,7 +58,7 @@ class SGLangCacheAware(Router):
             best = max(matches)
             prompt = req["prompt_len"]
             if prompt and best / prompt > p["cache_threshold"]:
-                pick = self._pick_min([(-m, f) for m, f in zip(matches, inflight)])
+                pick = self._pick_min([(-m, f) for m, f in zip(matches, inflight, strict=True)])
                 self.decisions["match"] += 1
             else:
                 pick = self._pick_min([tree.size for tree in self.trees])
@@ -95,12 +102,14 @@ class EstimatedPrefix(Router):
     refreshed with the prompt's blocks."""
 
     PARAMS = {
-        "prefix_weight": Param(float, 1.0, "prefix-cache scorer weight"),
-        "kv_weight": Param(float, 1.0, "kv-cache utilization scorer weight"),
-        "queue_weight": Param(float, 1.0, "queue scorer weight"),
-        "hash_block_size": Param(int, 64, "prompt characters per hashed block (GIE hashBlockSize)"),
-        "max_prefix_blocks": Param(int, 256, "blocks of the prompt that are matched (maxPrefixBlocksToMatch)"),
-        "lru_capacity_per_server": Param(int, 31250, "index entries per pod before LRU eviction"),
+        "prefix_weight": Param(float, 1.0, "prefix-cache scorer weight", min=0.0, max=1000.0),
+        "kv_weight": Param(float, 1.0, "kv-cache utilization scorer weight", min=0.0, max=1000.0),
+        "queue_weight": Param(float, 1.0, "queue scorer weight", min=0.0, max=1000.0),
+        "hash_block_size": Param(int, 64, "prompt characters per hashed block (GIE hashBlockSize)", min=1, max=1 << 20),
+        "max_prefix_blocks": Param(
+            int, 256, "blocks of the prompt that are matched (maxPrefixBlocksToMatch)", min=1, max=1 << 16
+        ),
+        "lru_capacity_per_server": Param(int, 31250, "index entries per pod before LRU eviction", min=1, max=1 << 24),
     }
 
     def __init__(self, n, params, rng):
@@ -128,7 +137,7 @@ class EstimatedPrefix(Router):
         counts = self.index.match_counts(hashes) if hashes else [0] * self.n
         if hashes:
             pw, total = p["prefix_weight"], len(hashes)
-            scores = [s + pw * (c / total) for s, c in zip(scores, counts)]
+            scores = [s + pw * (c / total) for s, c in zip(scores, counts, strict=True)]
         pick = pick_max(self.rng, cands, scores)
         best = max(counts)
         self.decisions["cold" if not best else "affine" if counts[pick] == best else "outvoted"] += 1
@@ -136,9 +145,10 @@ class EstimatedPrefix(Router):
         return pick
 
     def explain(self, d, other=None) -> str:
+        w = _weights(self.params)
         why = {
-            "affine": "the best prefix + kv + queue score, and its LRU index of past routes matched the most of the prompt",
-            "outvoted": "the best prefix + kv + queue score: another pod matched more of the prompt but was more loaded",
+            "affine": f"the best prefix + kv + queue score ({w}), and its LRU index of past routes matched the most of the prompt",
+            "outvoted": f"the best prefix + kv + queue score ({w}): another pod matched more of the prompt but was more loaded",
             "cold": "no pod's index of past routes matched the prompt, so the kv and queue scorers alone chose",
         }[d.facts["branch"]]
         return self.say(d, why)
@@ -164,12 +174,14 @@ class PrecisePrefix(Router):
     3, kv 2, queue 2) pick the best: among pods of similar prefix score, the least loaded."""
 
     PARAMS = {
-        "prefix_weight": Param(float, 3.0, "prefix-cache scorer weight"),
+        "prefix_weight": Param(float, 3.0, "prefix-cache scorer weight", min=0.0, max=1000.0),
         "kv_weight": _WEIGHT,
         "queue_weight": _WEIGHT,
-        "affinity_threshold": Param(float, 0.5, "prefix score a pod needs to pass the affinity filter"),
-        "max_waiting": Param(int, 64, "queued requests at which an affine pod counts as overloaded"),
-        "event_delay": Param(float, 0.01, "seconds a KV event takes to reach the router's index"),
+        "affinity_threshold": Param(
+            float, 0.5, "prefix score a pod needs to pass the affinity filter", min=0.0, max=1.0
+        ),
+        "max_waiting": Param(int, 64, "queued requests at which an affine pod counts as overloaded", min=0, max=10**9),
+        "event_delay": Param(float, 0.01, "seconds a KV event takes to reach the router's index", min=0.0, max=60.0),
     }
     needs_hashes = True
     needs_kv_events = True
@@ -203,13 +215,13 @@ class PrecisePrefix(Router):
             self.decisions["affinity"] += 1
         scores = load_scores(loads, cands, p["kv_weight"], p["queue_weight"])
         pw = p["prefix_weight"]
-        scores = [s + pw * frac[i] for s, i in zip(scores, cands)]
+        scores = [s + pw * frac[i] for s, i in zip(scores, cands, strict=True)]
         return pick_max(self.rng, cands, scores)
 
     def explain(self, d, other=None) -> str:
         p = self.params
         why = {
-            "affinity": f"the KV-event index shows it caching at least {p['affinity_threshold']:g} of the prompt's blocks, and among such pods it scored best (prefix 3 : kv 2 : queue 2)",
+            "affinity": f"the KV-event index shows it caching at least {p['affinity_threshold']:g} of the prompt's blocks, and among such pods it scored best ({_weights(p)})",
             "spill": f"every pod caching the prompt had {p['max_waiting']} or more waiting, so stickiness gave way to the best-scored pod that was not overloaded",
             "cold": "no pod caches enough of the prompt (by the KV-event index), so the load scorers chose",
         }[d.facts["branch"]]

@@ -13,7 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from random import Random
 
-from sims.core.registry import Param, register_policy
+from sims.core.registry import Param, State, register_policy
 from sims.core.rng import stable_hash64
 
 
@@ -130,7 +130,7 @@ class PowerOfTwo(Router):
         return self.say(d, f"of two pods drawn at random it had fewer outstanding tokens ({self.tokens(d)})")
 
 
-_WEIGHT = Param(float, 2.0, "scorer weight")
+_WEIGHT = Param(float, 2.0, "scorer weight", min=0.0, max=1000.0)
 
 
 def load_scores(loads: list[PodLoad], cands: list[int], kv_w: float, queue_w: float) -> list[float]:
@@ -139,13 +139,16 @@ def load_scores(loads: list[PodLoad], cands: list[int], kv_w: float, queue_w: fl
     qs = [loads[i].waiting for i in cands]
     lo, hi = min(qs), max(qs)
     span = hi - lo
-    return [kv_w * (1.0 - loads[i].kv_usage) + queue_w * ((hi - q) / span if span else 1.0) for i, q in zip(cands, qs)]
+    return [
+        kv_w * (1.0 - loads[i].kv_usage) + queue_w * ((hi - q) / span if span else 1.0)
+        for i, q in zip(cands, qs, strict=True)
+    ]
 
 
 def pick_max(rng: Random, cands: list[int], scores: list[float]) -> int:
     """llm-d's max-score picker: the best score, ties at random."""
     best = max(scores)
-    ties = [c for c, s in zip(cands, scores) if s == best]
+    ties = [c for c, s in zip(cands, scores, strict=True) if s == best]
     return ties[0] if len(ties) == 1 else ties[rng.randrange(len(ties))]
 
 
@@ -170,7 +173,7 @@ class LoadOnly(Router):
 
 class HashRing:
     """Consistent-hash ring: ``vnodes`` points per replica, sorted by position; a key goes to
-    the first point at or after it, wrapping around."""
+    the first point strictly after it (``bisect_right``), wrapping around."""
 
     __slots__ = ("points", "owners")
 
@@ -192,8 +195,15 @@ class PrefixHash(Router):
     placed on a consistent-hash ring. The same prefix always lands on the same replica."""
 
     PARAMS = {
-        "prefix_blocks": Param(int, 4, "K: blocks of the prompt that pick the replica"),
-        "vnodes": Param(int, 64, "points per replica on the hash ring"),
+        "prefix_blocks": Param(int, 4, "K: blocks of the prompt that pick the replica", min=1, max=4096),
+        "vnodes": Param(
+            int,
+            64,
+            "points per replica on the hash ring",
+            min=1,
+            max=10_000,
+            state=State(bytes=130, times=("replicas",)),
+        ),
     }
     needs_hashes = True
 

@@ -18,14 +18,22 @@ __all__ = ["PANEL_PARAMS", "ConsensusPanel", "make_panel", "policies", "workload
 
 PANEL_PARAMS = {
     "nodes": Param(int, 5, "servers (the workload's `nodes` should match)", min=1, max=9),
-    "election_lo": Param(float, 0.150, "election timeout: the low end of its random range, seconds", above=0.0),
-    "election_hi": Param(float, 0.300, "election timeout: the high end (= election_lo: no randomness)", above=0.0),
-    "heartbeat": Param(float, 0.050, "a leader's heartbeat interval, seconds", above=0.0),
-    "delay_lo": Param(float, 0.005, "one-way message delay: the low end of its uniform range, seconds", min=0.0),
-    "delay_hi": Param(float, 0.010, "one-way message delay: the high end", min=0.0),
-    "disk": Param(float, 0.0, "Raft: seconds a write of term, vote or entries takes before the reply leaves", min=0.0),
+    "election_lo": Param(
+        float, 0.150, "election timeout: the low end of its random range, seconds", above=0.0, max=60.0, work=-1
+    ),
+    "election_hi": Param(
+        float, 0.300, "election timeout: the high end (= election_lo: no randomness)", above=0.0, max=60.0
+    ),
+    "heartbeat": Param(float, 0.050, "a leader's heartbeat interval, seconds", above=0.0, max=60.0, work=-1),
+    "delay_lo": Param(
+        float, 0.005, "one-way message delay: the low end of its uniform range, seconds", min=0.0, max=60.0
+    ),
+    "delay_hi": Param(float, 0.010, "one-way message delay: the high end", min=0.0, max=60.0),
+    "disk": Param(
+        float, 0.0, "Raft: seconds a write of term, vote or entries takes before the reply leaves", min=0.0, max=60.0
+    ),
     "timer_step": Param(
-        float, 0.0, "Raft: election timeouts in whole steps of this many seconds (0: continuous)", min=0.0
+        float, 0.0, "Raft: election timeouts in whole steps of this many seconds (0: continuous)", min=0.0, max=60.0
     ),
     "loss": Param(float, 0.0, "probability a message is lost", min=0.0, max=1.0),
     "duplicate": Param(float, 0.0, "probability a message is delivered twice", min=0.0, max=1.0),

@@ -51,6 +51,14 @@ class ConsensusPanel(Panel):
         self.windows: list[float] = []  # lengths of finished windows without a leader
         self.net.start(0.0)
 
+    def record(self) -> None:
+        """Keep a ``sims.net.trace.Trace`` of the run from now on (``self.net.trace``), for
+        ``sims.consensus.diagram``; call it before feeding events. Metrics do not change."""
+        from sims.net.trace import Trace
+
+        self.net.trace = Trace()
+        self.net.trace.states_of(self.net.nodes, self.t)
+
     # driving --------------------------------------------------------------------------------
     def advance(self, until: float) -> None:
         if until > self.t:
@@ -66,6 +74,8 @@ class ConsensusPanel(Panel):
         if ev["kind"] == "op":
             self.ops += 1
             self.arrived[ev["id"]] = t
+            if self.net.trace is not None:
+                self.net.trace.ops[ev["id"]] = [ev["id"], t, None]
             self.pending.append(ev["id"])
         elif ev["kind"] == "fault":
             self._fault(ev, t)
@@ -140,10 +150,15 @@ class ConsensusPanel(Panel):
                     node.propose(op)
                 self.pending = []
                 new += self.checker.check(nodes, t)
+        trace = self.net.trace
         for i in new:
             start = self.arrived.pop(self.checker.chosen[i][1], None)
             if start is not None:
                 self.latencies.append(t - start)
+            if trace is not None and self.checker.chosen[i][1] in trace.ops:
+                trace.ops[self.checker.chosen[i][1]][2] = t
+        if trace is not None:
+            trace.states_of(nodes, t)
         serving = self._serving()
         if serving != self.available:
             if serving:  # a window without a leader ends

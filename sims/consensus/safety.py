@@ -5,7 +5,8 @@ and fired timer. Each check is incremental: a node marks the lowest log index it
 - election safety: at most one leader per term;
 - log matching: two logs with an entry of the same index and term agree on it and on the term of
   the entry before it (which, inductively, is the whole prefix);
-- leader completeness: an entry committed in term t is in the log of every leader of a term > t;
+- leader completeness: an entry committed in term t (the term of the leader that committed it,
+  which may be later than the entry's own) is in the log of every leader of a term > t;
 - state machine safety: no two nodes commit different entries at one index (and no node drops an
   entry it had committed).
 
@@ -21,6 +22,7 @@ class RaftChecker(Checkpointed):
     def __init__(self) -> None:
         self.leaders: dict[int, int] = {}  # term -> the node that led it
         self.chosen: dict[int, tuple[int, int]] = {}  # index -> the (term, value) first committed there
+        self.committed_in: dict[int, int] = {}  # index -> the term of the node that first committed it
         self.entries: dict[tuple[int, int], tuple[int, int]] = {}  # (index, term) -> (value, prev term)
         self.seen_commit: list[int] = []  # per node: commit index the checker has looked at
         self.violations: dict[str, float] = {}  # "property:key" -> first time
@@ -74,6 +76,7 @@ class RaftChecker(Checkpointed):
                 first = chosen.get(i)
                 if first is None:
                     chosen[i] = entry
+                    self.committed_in[i] = node.term
                     new_chosen.append(i)
                     for other in self.terms_at.get(i, ()):
                         if other != entry[0]:
@@ -92,9 +95,9 @@ class RaftChecker(Checkpointed):
             else:
                 continue
             log = node.log
-            for i in indices:
+            for i in indices:  # the paper's property: leaders of terms after the one it was committed in
                 entry = chosen[i]
-                if entry[0] < node.term and (i > len(log) or log[i - 1] != entry):
+                if self.committed_in[i] < node.term and (i > len(log) or log[i - 1] != entry):
                     self._violate(f"leader_completeness:{node.term}", t)
                     break
         return new_chosen

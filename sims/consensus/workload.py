@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from random import Random
 
 from sims.core.dists import exponential
+from sims.core.limits import MAX_DURATION
 from sims.core.registry import Param, workload
 
 FAULTS = ("partition", "heal", "crash", "restart", "slow", "drift", "link", "mark")
@@ -90,34 +91,59 @@ def _random_faults(p: dict, rng: Random, duration: float) -> Iterator[dict]:
 @workload(
     "consensus",
     nodes=Param(int, 5, "servers (node references in faults are 0 .. nodes-1)", min=1, max=9),
-    op_rate=Param(float, 5.0, "client operations per second (Poisson; 0 = only the schedule's)", min=0.0),
-    op_start=Param(float, 1.0, "no client operations before this time", min=0.0),
-    schedule=Param(list, [], "explicit events: tables with t and kind = 'op' or a fault"),
-    crash_every=Param(float, 0.0, "mean seconds between crashes of a random node (0 = none)", min=0.0),
-    leader_crash_every=Param(float, 0.0, "mean seconds between crashes of the leader (0 = none)", min=0.0),
-    partition_every=Param(float, 0.0, "mean seconds between partitions of a random minority (0 = none)", min=0.0),
-    down_for=Param(float, 1.0, "a crashed node restarts, a partition heals, after this long", above=0.0),
-    faults_from=Param(float, 1.0, "random faults start after this time", min=0.0),
+    op_rate=Param(float, 5.0, "client operations per second (Poisson; 0 = only the schedule's)", min=0.0, max=10_000.0),
+    op_start=Param(float, 1.0, "no client operations before this time", min=0.0, max=MAX_DURATION),
+    schedule=Param(list, [], "explicit events: tables with t and kind = 'op' or a fault", max_items=10_000),
+    crash_every=Param(
+        float, 0.0, "mean seconds between crashes of a random node (0 = none)", min=0.0, max=MAX_DURATION
+    ),
+    leader_crash_every=Param(
+        float, 0.0, "mean seconds between crashes of the leader (0 = none)", min=0.0, max=MAX_DURATION
+    ),
+    partition_every=Param(
+        float, 0.0, "mean seconds between partitions of a random minority (0 = none)", min=0.0, max=MAX_DURATION
+    ),
+    down_for=Param(
+        float, 1.0, "a crashed node restarts, a partition heals, after this long", above=0.0, max=MAX_DURATION
+    ),
+    faults_from=Param(float, 1.0, "random faults start after this time", min=0.0, max=MAX_DURATION),
     durable=Param(bool, True, "a restarted node keeps its disk (term, vote, log)"),
 )
 def consensus(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Client operations (Poisson) and faults: an explicit schedule plus random crashes and partitions."""
     p = params
-    events = _check_schedule(p["schedule"])
-    events.extend(e for e in _random_faults(p, rng, duration) if e["t"] <= duration)
-    if p["op_rate"] > 0:
-        t = p["op_start"]
-        while True:
-            t += exponential(rng, p["op_rate"])
-            if t > duration:
-                break
-            events.append({"t": t, "kind": "op"})
-    events = [e for e in events if e["t"] <= duration]
-    order = sorted(range(len(events)), key=lambda k: (events[k]["t"], k))
-    op = 0
-    for k in order:
-        ev = events[k]
+    fixed = _check_schedule(p["schedule"])
+    fixed.extend(e for e in _random_faults(p, rng, duration) if e["t"] <= duration)
+    fixed = [e for e in fixed if e["t"] <= duration]
+    fixed = [fixed[k] for k in sorted(range(len(fixed)), key=lambda k: (fixed[k]["t"], k))]
+    # the client operations, drawn after every fault (as they always were) but one at a time, so
+    # a long run's first events cost no more than a short run's; at equal times the schedule and
+    # the faults go first
+    op, i = 0, 0
+    for t in _op_times(p, rng, duration):
+        while i < len(fixed) and fixed[i]["t"] <= t:
+            ev = fixed[i]
+            i += 1
+            if ev["kind"] == "op":
+                op += 1
+                ev = {"t": ev["t"], "kind": "op", "id": op}
+            yield ev
+        op += 1
+        yield {"t": t, "kind": "op", "id": op}
+    for ev in fixed[i:]:
         if ev["kind"] == "op":
             op += 1
             ev = {"t": ev["t"], "kind": "op", "id": op}
         yield ev
+
+
+def _op_times(p: dict, rng: Random, duration: float) -> Iterator[float]:
+    """Poisson client operations from ``op_start`` to ``duration``."""
+    if p["op_rate"] <= 0:
+        return
+    t = p["op_start"]
+    while True:
+        t += exponential(rng, p["op_rate"])
+        if t > duration:
+            return
+        yield t

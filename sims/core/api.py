@@ -53,6 +53,20 @@ def default_speed(preset: presets.Preset) -> float:
     return float(max(1, min(10, round(preset.duration / 30))))
 
 
+def default_start(preset: presets.Preset) -> float:
+    """The virtual second the page opens at, already playing: the preset's ``site.start``, else 0."""
+    return float(preset.site.get("start", 0.0))
+
+
+def shown_panels(preset: presets.Preset) -> list[str]:
+    """The panels a page shows first, in the preset's order: ``site.panels``, else the claim's when
+    it names two or more, else every panel (the others are one click away in the panel picker)."""
+    names = preset.panel_names()
+    wanted = preset.site.get("panels") or (preset.site.get("claim") or {}).get("panels") or []
+    chosen = [n for n in names if n in wanted]
+    return chosen if len(chosen) >= 2 or preset.site.get("panels") else names
+
+
 def control_value(preset: presets.Preset, target: str) -> Any:
     """The value a slider starts at: ``workload.KEY`` or ``defaults.KEY`` of the preset."""
     section, _, key = target.partition(".")
@@ -84,6 +98,8 @@ def describe(
         "seed": p.seed,
         "duration": p.duration,
         "speed": default_speed(p),
+        "start": default_start(p),
+        "shown": shown_panels(p),
         "workload": {"kind": p.workload_kind, **p.workload},
         "panels": [{"name": s.name, "policy": s.policy, **s.params} for s in p.panels],
         "events": [dict(e) for e in p.events],

@@ -23,6 +23,7 @@ from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sims.core.limits import InputError
 from sims.core.panel import Panel
 
 DEFAULT_LIMIT = 20  # divergences ``contention diff`` prints when not told
@@ -111,7 +112,7 @@ class Diverge:
         events: list[dict] | None = None,
     ) -> None:
         if a == b:
-            raise ValueError(f"--panels: pick two different panels, got {a!r} twice")
+            raise InputError(f"--panels: pick two different panels, got {a!r} twice")
         from sims.core.scenario import Scenario  # here: topics import this module for Decision
 
         self.scenario = Scenario(preset, seed, duration, [a, b], events=events)
@@ -119,7 +120,7 @@ class Diverge:
         self.pa, self.pb = (self.scenario.panels[n] for n in self.names)
         topic = self.scenario.preset.topic
         if not records(self.pa) or not records(self.pb):
-            raise ValueError(f"{topic} panels record no decisions yet, so there is nothing to compare")
+            raise InputError(f"{topic} panels record no decisions yet, so there is nothing to compare")
         self.events = self.scenario.events  # the list the panels were built with (paging checks it)
         self.end = len(self.scenario.run_events())
         self.compared = 0

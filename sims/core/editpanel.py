@@ -4,24 +4,23 @@ The topic builds the edited class exactly as it builds its own (``make_panel`` u
 ``registry.policy_in_place``), with the parameters and the panel generator of the panel it was
 edited from, so an unedited copy gives that panel's numbers. ``EditedPanel`` wraps what the topic
 built: it feeds one event at a time, starts a step budget before each, runs ``check_invariants()``
-after each (thinned on long runs: ``check_due``), and on the first error stops, with the event index, the time, the line and the message;
-the other panels keep running. For the replacement topics (cache, paging) the mechanism's contract
-is checked after every reference as well, against a resident set kept outside the policy
-(``contracted``): hit iff resident, a miss admits the key, victims are resident and reported
-through ``on_evict``, never more keys than the capacity.
+after each (thinned on long runs: ``check_due``), and on the first error stops, with the event
+index, the time, the line and the message; the other panels keep running. The topic decides what
+class the edit runs as (its ``Topic.edit``, a ``registry.EditRules``): the replacement topics
+(cache, paging) check their mechanism's contract after every reference (``sims.replace.edit``),
+raising ``ContractError`` when it breaks.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any
 
 from sims.core import registry, userpolicy
 from sims.core.panel import Panel, PanelContext
 from sims.core.presets import PanelSpec, Preset
-from sims.core.userpolicy import BudgetExceeded, LoadedPolicy, PolicyError, Steps, describe, user_line
-from sims.replace.base import Replacement
+from sims.core.userpolicy import BudgetExceeded, LoadedPolicy, PolicyError, describe, user_line
 
 SUFFIX = " (edited)"  # an edited panel is named after the panel it was edited from
 # The panel's check_invariants() (the policy's own, often O(size)) runs after each of the first
@@ -39,7 +38,8 @@ def check_due(n: int) -> bool:
 
 
 class ContractError(AssertionError):
-    """The replacement mechanism's contract, broken by an edited policy."""
+    """A topic's mechanism contract, broken by an edited policy (raised by the class its
+    ``EditRules.wrap`` returns)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,70 +62,6 @@ class Stop:
 
     def as_json(self, filename: str = "") -> dict[str, Any]:
         return {**dataclasses.asdict(self), "text": self.text(filename)}
-
-
-def contracted(cls: type, steps: Steps) -> type:
-    """``cls`` (a Replacement) with every ``access`` checked against the mechanism's contract, one
-    budget per reference, and an inherited fast ``serve`` replaced by the generic loop, so every
-    reference goes through ``access`` (the fast paths equal it: tests/test_cache.py). A policy that
-    ``evicts_late`` (Redis: at the next request) may hold one key over its capacity meanwhile."""
-
-    class Edited(cls):  # type: ignore[misc, valid-type]
-        __doc__ = cls.__doc__
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            self._resident: set = set()  # the keys the contract says are resident
-            self._victims: list = []  # reported during the current access
-            super().__init__(*args, **kwargs)
-
-        @property
-        def on_evict(self) -> Callable[[Hashable], None]:
-            return self._report
-
-        @on_evict.setter
-        def on_evict(self, fn: Callable[[Hashable], None] | None) -> None:
-            self._chain = fn
-
-        def _report(self, victim: Hashable) -> None:
-            self._victims.append(victim)
-            chain = self.__dict__.get("_chain")
-            if chain is not None:
-                chain(victim)
-
-        def access(self, key: Hashable) -> bool:
-            steps.start()
-            resident, victims, late = self._resident, self._victims, int(bool(getattr(self, "evicts_late", False)))
-            victims.clear()
-            hit = super().access(key)
-            for v in victims:
-                if hit and not late:  # Redis evicts before it runs the command, hit or miss
-                    raise ContractError(f"evicted {v!r} on a hit of {key!r}")
-                if v not in resident:
-                    raise ContractError(f"evicted {v!r}, which was not resident")
-                resident.discard(v)
-            was = key in resident
-            if bool(hit) != was:
-                state = "resident" if was else "not resident"
-                raise ContractError(f"access({key!r}) returned {'a hit' if hit else 'a miss'}, but {key!r} was {state}")
-            if not hit:
-                resident.add(key)
-            if len(resident) > self.size + late:
-                raise ContractError(
-                    f"{len(resident)} keys resident, more than the {self.size_name} {self.size}: a miss when full "
-                    "must evict one key (reported through on_evict) first"
-                )
-            if len(self) != len(resident):
-                raise ContractError(f"len() is {len(self)}, but {len(resident)} keys are resident (report each victim)")
-            if key not in self:
-                raise ContractError(f"{key!r} is not resident after access({key!r}): a miss admits the key")
-            return hit
-
-    owner = next(c for c in cls.__mro__ if "serve" in c.__dict__)
-    if owner.__module__.startswith("sims.replace.") and owner is not Replacement:
-        Edited.serve = Replacement.serve  # an inlined fast path would go round the checked access
-
-    Edited.__name__ = Edited.__qualname__ = cls.__name__
-    return Edited
 
 
 class EditedPanel(Panel):
@@ -211,7 +147,7 @@ def base_panel(preset: Preset, loaded: LoadedPolicy | None, base: str | None = N
 def builder(loaded: LoadedPolicy, spec: PanelSpec, name: str) -> Callable[[PanelContext], Panel]:
     """``build(ctx)`` for ``Scenario.add_panel``: the topic's panel for the edited class, wrapped."""
     topic = registry.load_topic(loaded.topic)
-    cls = contracted(loaded.cls, loaded.steps) if issubclass(loaded.cls, Replacement) else loaded.cls
+    cls = topic.edit.wrap(loaded.cls, loaded.steps)
 
     def build(ctx: PanelContext) -> Panel:
         # the generator of the panel it was edited from, so an unedited copy draws what it draws
@@ -247,6 +183,13 @@ def stops(scenario: Any) -> dict[str, Stop]:
 
 def add_file(scenario: Any, path: str, preset: Preset | None = None) -> str:
     """``run --policy-file PATH``: load the file and add it (``add_edited``); errors name PATH:line."""
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            source = f.read(userpolicy.MAX_SOURCE + 1)  # a bigger file is refused, not read whole
+    except UnicodeDecodeError as exc:
+        raise userpolicy.PolicyError(
+            f"not UTF-8 text (byte {exc.start}); expected Python source", filename=path
+        ) from None
+    if len(source) > userpolicy.MAX_SOURCE:
+        raise userpolicy.PolicyError(f"over {userpolicy.MAX_SOURCE:,} characters", filename=path)
     return add_edited(scenario, userpolicy.load(source, scenario.preset.topic, path), preset)

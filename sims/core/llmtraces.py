@@ -9,7 +9,8 @@ the client let it generate), ``tenant`` 0, ``prompt_chars`` (4 a token) and the 
   ``2023-11-16 18:15:46.6805900`` (2023: 7 fractional digits) or ``2024-05-10 00:00:00.009930+00:00``
   (2024: 6 digits and a UTC offset), read exactly in integer nanoseconds. The trace says nothing of
   prompt content, so every prompt is its own segment and nothing is shared.
-- Mooncake (``{"timestamp": ms, "input_length", "output_length", "hash_ids": [...]}``): hash id k
+- Mooncake (``{"timestamp": ms, "input_length", "output_length", "hash_ids": [...]}``, read by
+  ``sims.core.mooncake``): hash id k
   of a row names the content of its tokens ``[512k, 512(k+1))``, so a row's prompt is one segment
   ``["m<id>", 512]`` per id (the last one holds what is left of ``input_length``). Two rows that
   start with the same ids start with the same segments, so they share their block hashes (prefix
@@ -19,15 +20,13 @@ the client let it generate), ``tenant`` 0, ``prompt_chars`` (4 a token) and the 
 
 from __future__ import annotations
 
-import json
-import math
 import re
 
-from sims.core.limits import MAX_DURATION, show
+from sims.core.budget import MAX_STREAM_BYTES, SLOT
+from sims.core.limits import MAX_DURATION, MAX_STREAM_EVENTS, MAX_TOKENS, show
 from sims.core.trace import TraceError
 
 MOONCAKE_BLOCK = 512  # tokens per hash id (Mooncake's FAST'25 traces)
-MAX_TOKENS = 1 << 24  # a prompt or an output longer than this is refused (16.7M tokens)
 CHARS_PER_TOKEN = 4  # prompt_chars, as the llm workload estimates them
 _NS = 1_000_000_000
 
@@ -108,7 +107,9 @@ def stamp_ns(text: str) -> int | None:
 
 
 class TimedReader:
-    """A reader whose rows carry their own times: the events are built as the rows are read."""
+    """A reader whose rows carry their own times: the events are built as the rows are read, each
+    counted against ``max_events`` and against ``MAX_STREAM_BYTES`` of memory (``bytes``, the
+    model of ``sims.core.budget``), so the row that passes either is named."""
 
     name = ""
     timed = True
@@ -116,12 +117,32 @@ class TimedReader:
     def __init__(self, where: str) -> None:
         self.where = where  # the file, in messages
         self.events: list[dict] = []
+        self.bytes = 0
+        self.max_events = MAX_STREAM_EVENTS
 
     def __len__(self) -> int:
         return len(self.events)
 
     def finish(self, duration: float) -> list[dict]:
         return self.events
+
+    def add(self, n: int, ev: dict, size: int) -> None:
+        """Keep ``ev`` (row ``n``), which holds ``size`` bytes of its own."""
+        self.events.append(ev)
+        self.bytes += size + SLOT
+        if len(self.events) > self.max_events:
+            raise TraceError(f"{self.where}:{n}: more than {self.max_events} events; cut the trace (head -n {n - 1})")
+        if self.bytes > MAX_STREAM_BYTES:
+            raise TraceError(
+                f"{self.where}:{n}: the rows so far hold about {self.bytes >> 20} MiB of events, more than "
+                f"{MAX_STREAM_BYTES >> 20}; cut the trace (head -n {n - 1})"
+            )
+
+
+# the memory of a request event without its segments (sims.core.budget's model: a dict of 9 keys,
+# the float time and four integers that are not small)
+_REQUEST_BYTES = 272 + 24 + 4 * 28
+_SEGMENT_BYTES = 56 + 16 + 28 + 49 + 12  # a [content id, tokens] list: the list, its id string, the count
 
 
 class AzureReader(TimedReader):
@@ -136,42 +157,66 @@ class AzureReader(TimedReader):
         self.width = 0
         self.first = 0  # the first row's time, ns
         self.last = 0
+        self._minute, self._minute_ns = "", 0  # the last row's minute, and its time in ns
 
     def feed(self, n: int, line: str) -> None:
         text = line.strip()
         if not text:
             return
-        where = f"{self.where}:{n}"
-        cells = [c.strip().strip('"') for c in text.split(",")]
+        cells = text.split(",")
+        if '"' in text or " " in text:
+            cells = [c.strip().strip('"') for c in cells]
         if self.cols is None:
             missing = [c for c in AZURE_COLUMNS if c not in cells]
             if missing:
                 raise TraceError(
-                    f"{where}: missing column {missing[0]!r}; expected the header "
+                    f"{self.where}:{n}: missing column {missing[0]!r}; expected the header "
                     f"{','.join(AZURE_COLUMNS)}, got {show(text)}"
                 )
             self.cols = tuple(cells.index(c) for c in AZURE_COLUMNS)  # type: ignore[assignment]
             self.width = len(cells)
             return
         if len(cells) != self.width:
-            raise TraceError(f"{where}: expected {self.width} comma-separated fields, got {len(cells)}")
+            raise TraceError(f"{self.where}:{n}: expected {self.width} comma-separated fields, got {len(cells)}")
         ts, ctx, gen = (cells[k] for k in self.cols)
-        ns = stamp_ns(ts)
+        ns = self._stamp(ts)
         if ns is None:
             raise TraceError(
-                f"{where}: field 'TIMESTAMP': expected a date-time like 2023-11-16 18:15:46.6805900, got {show(ts)}"
+                f"{self.where}:{n}: field 'TIMESTAMP': expected a date-time like 2023-11-16 18:15:46.6805900, "
+                f"got {show(ts)}"
             )
         if not self.events:
             self.first = self.last = ns
         if ns < self.last:
-            raise TraceError(f"{where}: field 'TIMESTAMP': time goes backwards ({show(ts)} is before the row above)")
+            raise TraceError(
+                f"{self.where}:{n}: field 'TIMESTAMP': time goes backwards ({show(ts)} is before the row above)"
+            )
         self.last = ns
-        prompt = _tokens(_int(ctx), "ContextTokens", where)
-        output = _tokens(_int(gen), "GeneratedTokens", where)
+        if ctx.isdigit() and gen.isdigit() and len(ctx) <= 7 and len(gen) <= 7 and ctx.isascii() and gen.isascii():
+            prompt, output = int(ctx), int(gen)  # the common case: what _tokens accepts, read at once
+        else:
+            prompt, output = int(MAX_TOKENS) + 1, 0
+        if prompt > MAX_TOKENS or output > MAX_TOKENS:
+            where = f"{self.where}:{n}"
+            prompt = _tokens(_int(ctx), "ContextTokens", where)
+            output = _tokens(_int(gen), "GeneratedTokens", where)
         i = len(self.events)
-        self.events.append(
-            request(i, _seconds((ns - self.first) / _NS, "TIMESTAMP", where), prompt, output, [[f"u{i}", prompt]])
-        )
+        t = (ns - self.first) / _NS
+        if t > MAX_DURATION:
+            _seconds(t, "TIMESTAMP", f"{self.where}:{n}")
+        self.add(n, request(i, t, prompt, output, [[f"u{i}", prompt]]), _REQUEST_BYTES + 64 + _SEGMENT_BYTES)
+
+    def _stamp(self, ts: str) -> int | None:
+        """``stamp_ns``, with the minute (``2023-11-16 18:15:``) read once for the many rows in it."""
+        minute, rest = ts[:17], ts[17:]
+        if minute == self._minute and len(rest) >= 2 and rest[:2].isdigit() and rest[:2] < "60":
+            frac = rest[3:]
+            if not rest[2:] or (rest[2] == "." and 1 <= len(frac) <= 9 and frac.isdigit() and frac.isascii()):
+                return self._minute_ns + int(rest[:2]) * _NS + int(frac.ljust(9, "0") or "0")
+        ns = stamp_ns(ts)
+        if ns is not None and len(ts) > 17 and ts[16] == ":" and not ts[19:].strip(".0123456789"):
+            self._minute, self._minute_ns = minute, stamp_ns(minute + "00")
+        return ns
 
 
 def _int(text: str) -> int | str:
@@ -180,86 +225,11 @@ def _int(text: str) -> int | str:
     return int(text) if digits.isascii() and digits.isdigit() and len(digits) <= 20 else text
 
 
-# -- Mooncake ------------------------------------------------------------------------------------
-
-
-def _refuse_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
-def _json_int(text: str) -> int | float:
-    return int(text) if len(text) <= 40 else math.inf  # an integer of 5,000 digits: refused as too large
-
-
-class MooncakeReader(TimedReader):
-    """Rows of a Mooncake trace (one JSON object a line); ``timestamp`` in milliseconds."""
-
-    name = "mooncake"
-
-    def __init__(self, where: str) -> None:
-        super().__init__(where)
-        self.first: int | float = 0
-        self.last: int | float = 0
-
-    def feed(self, n: int, line: str) -> None:
-        text = line.strip()
-        if not text:
-            return
-        where = f"{self.where}:{n}"
-        try:
-            row = json.loads(text, parse_int=_json_int, parse_constant=_refuse_constant)
-        except RecursionError:
-            raise TraceError(f"{where}: JSON nested too deeply") from None
-        except ValueError as exc:
-            raise TraceError(f"{where}: not a JSON object ({show(getattr(exc, 'msg', str(exc)), 80)})") from None
-        if not isinstance(row, dict):
-            raise TraceError(f"{where}: expected a JSON object, got {show(row)}")
-        for field in ("timestamp", "input_length", "output_length"):
-            if field not in row:
-                raise TraceError(f"{where}: field {field!r}: missing")
-        ts = row["timestamp"]
-        if isinstance(ts, bool) or not isinstance(ts, (int, float)) or not (math.isfinite(ts) and ts >= 0):
-            raise TraceError(f"{where}: field 'timestamp': expected milliseconds >= 0, got {show(ts)}")
-        if not self.events:
-            self.first = self.last = ts
-        if ts < self.last:
-            raise TraceError(f"{where}: field 'timestamp': {show(ts)} goes backwards (previous {show(self.last)})")
-        self.last = ts
-        prompt = _tokens(row["input_length"], "input_length", where)
-        output = _tokens(row["output_length"], "output_length", where)
-        i = len(self.events)
-        segments = self._segments(row.get("hash_ids", []), prompt, i, where)
-        self.events.append(request(i, _seconds((ts - self.first) / 1000, "timestamp", where), prompt, output, segments))
-
-    @staticmethod
-    def _segments(ids: object, prompt: int, i: int, where: str) -> list:
-        if not isinstance(ids, list):
-            raise TraceError(f"{where}: field 'hash_ids': expected a list of integers, got {show(ids)}")
-        blocks = -(-prompt // MOONCAKE_BLOCK)
-        if len(ids) > blocks:
-            raise TraceError(
-                f"{where}: field 'hash_ids': {len(ids)} ids for {prompt} tokens; expected at most "
-                f"{blocks} (one per {MOONCAKE_BLOCK}-token block)"
-            )
-        segments = []
-        left = prompt
-        for h in ids:
-            if isinstance(h, bool) or not isinstance(h, int) or not 0 <= h < 1 << 63:
-                raise TraceError(f"{where}: field 'hash_ids': expected integers >= 0, got {show(h)}")
-            take = MOONCAKE_BLOCK if left > MOONCAKE_BLOCK else left
-            segments.append([f"m{h}", take])
-            left -= take
-        if left > 0:
-            segments.append([f"u{i}", left])
-        return segments
-
-
 __all__ = [
     "AZURE_COLUMNS",
     "MAX_TOKENS",
     "MOONCAKE_BLOCK",
     "AzureReader",
-    "MooncakeReader",
     "TimedReader",
     "request",
     "stamp_ns",

@@ -3,8 +3,9 @@
 A policy whose class is a thin face over a shared algorithm (the cache's ``LRU(replace.LRU,
 CachePolicy)``) comes with that algorithm: a base of the same name defined in ``sims`` is written
 first, and the face's base list names it, so the file holds the decision a reader wants to edit.
-Imports are the defining modules' own. A replacement policy's ``serve`` (an inlined fast path) is
-left out: an edited policy runs ``access`` once per reference (``editpanel.contracted``).
+Imports are the defining modules' own. The methods the topic's ``EditRules.omit`` names are left
+out (a replacement policy's ``serve``, an inlined fast path: an edited policy runs ``access`` once
+per reference), and the policies its ``not_editable`` names cannot be edited.
 """
 
 from __future__ import annotations
@@ -16,10 +17,8 @@ import sys
 import textwrap
 
 from sims.core import registry
-from sims.replace.base import Replacement
 
 FUTURE = "from __future__ import annotations"
-NOT_EDITABLE = {"cache": ("opt",)}  # the cache topic hands the look-ahead to its own OPT class only
 
 
 def _module_tree(cls: type) -> tuple[str, ast.Module]:
@@ -47,8 +46,8 @@ def _module_names(cls: type, node: ast.ClassDef) -> list[str]:
     return [f"from {cls.__module__} import {name}" for name in sorted(used & defined)]
 
 
-def _class_text(cls: type, drop_serve: bool) -> tuple[str, ast.ClassDef]:
-    """The class's source (decorators included), without ``serve`` when asked."""
+def _class_text(cls: type, omit: tuple[str, ...]) -> tuple[str, ast.ClassDef]:
+    """The class's source (decorators included), without the methods ``omit`` names."""
     text, tree = _module_tree(cls)
     node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__), None)
     if node is None:  # e.g. the engine's policies: marker classes a loop makes, no source to edit
@@ -56,9 +55,9 @@ def _class_text(cls: type, drop_serve: bool) -> tuple[str, ast.ClassDef]:
     lines = text.splitlines()
     start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
     keep = list(range(start, node.end_lineno or node.lineno))
-    if drop_serve:
+    if omit:
         for item in node.body:
-            if isinstance(item, ast.FunctionDef) and item.name == "serve":
+            if isinstance(item, ast.FunctionDef) and item.name in omit:
                 first = min([item.lineno] + [d.lineno for d in item.decorator_list]) - 1
                 gone = set(range(first, item.end_lineno or item.lineno))
                 if keep and keep[-1] + 1 < len(lines) and not lines[item.end_lineno or 0].strip():
@@ -72,17 +71,14 @@ def policy_source(topic: str, name: str) -> str:
     cls = registry.get_policy(topic, name)
     if not isinstance(cls, type):
         raise ValueError(f"{topic}/{name} is not a class; only classes can be edited")
-    if name in NOT_EDITABLE.get(topic, ()):
+    rules = registry.load_topic(topic).edit
+    if name in rules.not_editable:
         raise ValueError(f"{topic}/{name} is an oracle its topic wires to the future; it cannot be edited")
-    drop = issubclass(cls, Replacement)
-    algos = [
-        b
-        for b in cls.__mro__[1:]
-        if b.__module__.startswith("sims.") and b.__name__.lower() in (cls.__name__.lower(), name.lower())
-    ]
+    omit = rules.omit(cls)
+    algos = _algorithms(cls, name)
     imports: list[str] = []
     for c in [*algos, cls]:
-        own = _imports(c) + _module_names(c, _class_text(c, drop)[1])
+        own = _imports(c) + _module_names(c, _class_text(c, omit)[1])
         imports += [i for i in own if i not in imports and i != FUTURE]
     local = {a.__name__ for a in algos}
     imports = [i for i in imports if not (i.startswith("from sims.") and i.rsplit(" ", 1)[-1] in local)]
@@ -101,13 +97,28 @@ def policy_source(topic: str, name: str) -> str:
     ]
     aliases: dict[str, str] = {}
     for algo in reversed(algos):  # the farthest base first
-        body, _ = _class_text(algo, drop)
+        body, _ = _class_text(algo, omit)
         local = f"{algo.__name__}Base"
         aliases[algo.__name__] = local
         parts += ["", "", body.replace(f"class {algo.__name__}(", f"class {local}(", 1)]
-    body, node = _class_text(cls, drop)
+    body, node = _class_text(cls, omit)
     parts += ["", "", _rebase(body, node, algos, aliases)]
     return textwrap.dedent("\n".join(parts)).rstrip() + "\n"
+
+
+def _algorithms(cls: type, name: str) -> list[type]:
+    """The shared algorithms ``cls`` is a face of: its bases in ``sims`` named as it is."""
+    low = (cls.__name__.lower(), name.lower())
+    return [b for b in cls.__mro__[1:] if b.__module__.startswith("sims.") and b.__name__.lower() in low]
+
+
+def class_sources(topic: str, name: str) -> list[tuple[str, str]]:
+    """``(module, source)`` of policy ``name``'s class and of the algorithms it is a face of, the
+    farthest base first: the code that runs, as a concept page shows it (the methods ``EditRules.omit``
+    names left out, as in the editor's file). ValueError when a class has no statement of its own (the engine's)."""
+    cls = registry.get_policy(topic, name)
+    omit = registry.load_topic(topic).edit.omit(cls) if isinstance(cls, type) else ()
+    return [(c.__module__, textwrap.dedent(_class_text(c, omit)[0])) for c in [*reversed(_algorithms(cls, name)), cls]]
 
 
 def _rebase(body: str, node: ast.ClassDef, algos: list[type], aliases: dict[str, str]) -> str:

@@ -2,20 +2,20 @@
 field into a frozen ``Preset`` (``presets.py`` finds and reads the files).
 
 A bad preset fails at load with the file, the field and what was expected: types, the ranges each
-``Param`` declares, the workload's own cross-field checks (a zero-length dry run of its generator)
-and each panel's constructor (built once over an empty stream). So a preset that loads also runs.
+``Param`` declares, what the run would cost (``sims.core.budget``, before anything is built: its
+sample of the stream also runs the workload's own cross-field checks) and each panel's constructor
+(built once over an empty stream). So a preset that loads also runs.
 """
 
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sims.core import registry
-from sims.core.limits import MAX_DURATION, check_seed, show
+from sims.core import budget, registry
+from sims.core.limits import MAX_DURATION, InputError, check_seed, show
 from sims.core.registry import Param, resolve_params
 
 _TOP_FIELDS = {
@@ -38,7 +38,7 @@ _TOP_FIELDS = {
 }
 
 
-class PresetError(ValueError):
+class PresetError(InputError):
     """A preset that cannot be loaded: the message names the file and the field."""
 
 
@@ -158,7 +158,6 @@ def parse_preset(raw: dict, path: str) -> Preset:
     try:
         spec = registry.get_workload(kind)
         wparams = resolve_params(spec.params, wl, "workload")
-        _dry_generate(spec, wparams)
     except ValueError as exc:
         raise PresetError(f"{where}: field 'workload': {exc}") from None
     try:
@@ -186,10 +185,6 @@ def parse_preset(raw: dict, path: str) -> Preset:
             params = resolve_params(specs, praw, "panel")
         except ValueError as exc:
             raise PresetError(f"{pw}: {exc}") from None
-        try:
-            _dry_build(topic_obj, policy, pname, params, seed, duration)
-        except ValueError as exc:
-            raise PresetError(f"{pw}: panel {pname!r}: {exc}") from None
         panels.append(PanelSpec(pname, policy, params))
         panel_specs.append(specs)
     events = []
@@ -232,7 +227,7 @@ def parse_preset(raw: dict, path: str) -> Preset:
             str,
             f"{where}: field 'actions[{i}].event'",
         )
-    return Preset(
+    preset = Preset(
         name=name,
         topic=topic,
         title=title,
@@ -248,20 +243,38 @@ def parse_preset(raw: dict, path: str) -> Preset:
         actions=actions,
         sample_dt=_seconds(raw.get("sample_dt", 0.0), f"{where}: field 'sample_dt'", limit=duration),
         ci_duration=_seconds(raw.get("ci_duration", 0.0), f"{where}: field 'ci_duration'"),
-        site=_check(raw.get("site", {}), dict, f"{where}: field 'site'"),
+        site=_site(raw.get("site", {}), duration, [p.name for p in panels], f"{where}: field 'site'"),
         raw=raw,
         path=str(path),
     )
+    # what it costs, before anything is built: a stream sampled (the workload's own checks run),
+    # no panel yet; then each panel once over an empty stream (its constructor's checks)
+    budget.check(preset, where=where)
+    for i, p in enumerate(preset.panels):
+        try:
+            _dry_build(topic_obj, p.policy, p.name, p.params, seed, duration)
+        except ValueError as exc:
+            raise PresetError(f"{where}: field 'panels[{i}]': panel {p.name!r}: {exc}") from None
+    return preset
 
 
-def _dry_generate(spec: registry.Workload, params: dict) -> None:
-    """Run the generator over zero seconds: its own cross-field checks (ws <= pages, a ladder's
-    shape) fire now, at load, not in the middle of a run."""
-    try:
-        for _ in spec.fn(params, random.Random(0), 0.0):
-            break
-    except (TypeError, ArithmeticError, IndexError, KeyError) as exc:
-        raise ValueError(f"{type(exc).__name__}: {show(str(exc), 120)}") from None
+def _site(site: Any, duration: float, names: list[str], where: str) -> dict:
+    """The page's fields that shape what a reader sees first (the rest of ``site`` is free-form):
+    ``speed``, the default playback speed (the player's 0.25 to 20, web/static/js/driver.js); ``start``, the virtual second the page opens at,
+    already playing, in [0, duration); ``panels``, the panels on at first (names of this preset's);
+    ``xy``, a chart of one point per panel ({x, y}: metric names)."""
+    site = _check(site, dict, where)
+    if "speed" in site and not 0.25 <= _check(site["speed"], float, f"{where}.speed") <= 20:
+        raise PresetError(f"{where}.speed: expected a speed the player has (0.25 to 20), got {site['speed']!r}")
+    if "start" in site and not _seconds(site["start"], f"{where}.start", limit=duration) < duration:
+        raise PresetError(f"{where}.start: expected a time before the duration ({duration:g} s), got {site['start']!r}")
+    if "xy" in site:  # a chart of one point per panel: {x = METRIC, y = METRIC}
+        for axis in ("x", "y"):
+            _need(_check(site["xy"], dict, f"{where}.xy"), axis, str, f"{where}.xy")
+    for name in _check(site.get("panels", []), list, f"{where}.panels"):
+        if name not in names:
+            raise PresetError(f"{where}.panels: {show(name)} is not a panel of this preset; valid: {', '.join(names)}")
+    return site
 
 
 def _dry_build(topic, policy: str, name: str, params: dict, seed: int, duration: float) -> None:

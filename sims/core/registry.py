@@ -11,7 +11,6 @@ lists none. An unknown name raises ``ValueError`` listing the valid ones (vLLM's
 from __future__ import annotations
 
 import importlib
-import math
 import pkgutil
 import tomllib
 from collections.abc import Callable, Iterator
@@ -21,7 +20,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from sims.core.limits import show
+from sims.core.limits import InputError
+from sims.core.params import Param, State, coerce, resolve_params
 
 _POLICIES: dict[str, dict[str, Any]] = {}
 _TOPICS: dict[str, Topic] = {}
@@ -30,35 +30,25 @@ _INFOS: dict[str, TopicInfo] | None = None
 
 SIMS = Path(__file__).resolve().parents[1]  # the sims package: one folder per topic
 DESCRIPTOR = "topic.toml"  # what makes a subpackage of sims a topic
+# a topic's `budget = {...}`: CPU microseconds of one panel per stream event, per virtual second (and
+# per virtual second squared, for a history that grows), per token of a request; the bytes it keeps
+# per event and in all (sims.core.budget)
+BUDGET_KEYS = ("event_us", "second_us", "second2_us", "token_us", "event_bytes", "panel_bytes")
 
 
-@dataclass(frozen=True)
-class Param:
-    """One declared parameter: its type, default (None = required), a short help text and its
-    valid range, checked when a preset loads: ``min``/``max`` inclusive, ``above`` exclusive
-    (``above=0`` for a rate), ``choices`` for strings. Floats must be finite."""
+class EditRules:
+    """How a topic's policies are edited: ``sims.core.policysource`` writes one out without the
+    methods ``omit(cls)`` names, and ``sims.core.editpanel`` runs the class ``wrap(cls, steps)``
+    returns (``steps``: the edit's step budget), for instance with the mechanism's contract checked
+    at every decision. The default keeps the class as written."""
 
-    type: type
-    default: Any = None
-    help: str = ""
-    required: bool = False
-    min: float | None = None
-    max: float | None = None
-    above: float | None = None
-    choices: tuple = ()
+    not_editable: tuple[str, ...] = ()  # policies wired to something an edit cannot keep (an oracle)
 
-    def expected(self) -> str:
-        """The valid range in words, for error messages."""
-        parts = []
-        if self.above is not None:
-            parts.append(f"> {self.above:g}")
-        if self.min is not None:
-            parts.append(f">= {self.min:g}")
-        if self.max is not None:
-            parts.append(f"<= {self.max:g}")
-        if self.choices:
-            return "one of " + ", ".join(map(repr, self.choices))
-        return " and ".join(parts)
+    def wrap(self, cls: type, steps: Any) -> type:
+        return cls
+
+    def omit(self, cls: type) -> tuple[str, ...]:
+        return ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +59,7 @@ class Topic:
     make_panel: Callable[..., Any]  # (policy, panel_name, params, ctx) -> Panel
     panel_params: dict[str, Param] = field(default_factory=dict)  # shared by every policy
     trace: Any = None  # a sims.core.trace.TraceSpec, or None
+    edit: EditRules = field(default_factory=EditRules)  # how its policies are edited
 
 
 @dataclass(frozen=True)
@@ -92,6 +83,9 @@ class TopicInfo:
     page: MappingProxyType  # the topic page's text, tables and quizzes (site build)
     pages: tuple[MappingProxyType, ...] = ()  # extra pages: {slug, title, ...}, one per algorithm say
     controls: tuple[MappingProxyType, ...] = ()  # topic-specific controls: {name, kind, ...}
+    budget: MappingProxyType = field(
+        default_factory=lambda: MappingProxyType({})
+    )  # a panel's cost per event and second (sims.core.budget)
 
     def as_json(self) -> dict[str, Any]:
         """The JSON-able parts a preset's meta carries (``api.describe``)."""
@@ -157,8 +151,8 @@ def workload(kind: str, **params: Param) -> Callable[[Callable[..., Any]], Calla
     return deco
 
 
-def _unknown(what: str, name: str, valid: list[str]) -> ValueError:
-    return ValueError(f"unknown {what} {name!r}; valid: {', '.join(sorted(valid)) or '(none)'}")
+def _unknown(what: str, name: str, valid: list[str]) -> InputError:
+    return InputError(f"unknown {what} {name!r}; valid: {', '.join(sorted(valid)) or '(none)'}")
 
 
 def _read_info(name: str, path: Path) -> TopicInfo:
@@ -178,6 +172,12 @@ def _read_info(name: str, path: Path) -> TopicInfo:
                     raise ValueError(f"{path}: {table}[{i}].{key}: expected a non-empty string")
             if table == "pages" and not all(c.isalnum() or c in "-_" for c in entry["slug"]):
                 raise ValueError(f"{path}: pages[{i}].slug: letters, digits, '-' and '_' only, got {entry['slug']!r}")
+    budget = raw.get("budget", {})
+    if not isinstance(budget, dict):
+        raise ValueError(f"{path}: budget: expected a table of numbers")
+    for key, value in budget.items():
+        if key not in BUDGET_KEYS or isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ValueError(f"{path}: budget.{key}: expected one of {', '.join(BUDGET_KEYS)} = a number >= 0")
     order = raw.get("order", 1000)
     if isinstance(order, bool) or not isinstance(order, int):
         raise ValueError(f"{path}: field 'order': expected an integer, got {order!r}")
@@ -191,6 +191,7 @@ def _read_info(name: str, path: Path) -> TopicInfo:
         page=MappingProxyType(raw.get("page", {})),
         pages=tuple(MappingProxyType(p) for p in raw.get("pages", ())),
         controls=tuple(MappingProxyType(c) for c in raw.get("controls", ())),
+        budget=MappingProxyType(dict(budget)),
     )
 
 
@@ -293,55 +294,25 @@ def workloads() -> dict[str, Workload]:
     return dict(_WORKLOADS)
 
 
-def coerce(value: Any, spec: Param, where: str) -> Any:
-    """Check ``value`` against ``spec`` (type, then range); ints are accepted for floats. Raises
-    ValueError naming ``where`` and what was expected."""
-    value = _coerce_type(value, spec, where)
-    if spec.type in (int, float) and not isinstance(value, bool):
-        if spec.type is float and not math.isfinite(value):
-            raise ValueError(f"{where}: expected a finite number, got {value!r}")
-        if (
-            (spec.above is not None and not value > spec.above)
-            or (spec.min is not None and value < spec.min)
-            or (spec.max is not None and value > spec.max)
-        ):
-            raise ValueError(f"{where}: expected {spec.expected()}, got {show(value)}")
-    if spec.choices and value not in spec.choices:
-        raise ValueError(f"{where}: expected {spec.expected()}, got {show(value)}")
-    return value
-
-
-def _coerce_type(value: Any, spec: Param, where: str) -> Any:
-    t = spec.type
-    if t is float and isinstance(value, int) and not isinstance(value, bool):
-        try:
-            return float(value)
-        except OverflowError:
-            raise ValueError(f"{where}: expected a finite number, got {show(value)}") from None
-    if t is int and isinstance(value, bool):
-        raise ValueError(f"{where}: expected an integer, got {value!r}")
-    if t is int and isinstance(value, float) and value.is_integer():
-        return int(value)  # JSON from a browser slider: 120.0 means 120
-    if t is list:
-        if not isinstance(value, list):
-            raise ValueError(f"{where}: expected a list, got {type(value).__name__} {show(value)}")
-        return value
-    if not isinstance(value, t):
-        raise ValueError(f"{where}: expected {t.__name__}, got {type(value).__name__} {show(value)}")
-    return value
-
-
-def resolve_params(specs: dict[str, Param], given: dict[str, Any], where: str) -> dict[str, Any]:
-    """Validate ``given`` against ``specs``: unknown names, wrong types and missing required
-    values raise ValueError naming the field. Returns the params with defaults filled in."""
-    out = {}
-    for key, value in given.items():
-        if key not in specs:
-            raise ValueError(f"{where}.{key}: unknown parameter; valid: {', '.join(sorted(specs)) or '(none)'}")
-        out[key] = coerce(value, specs[key], f"{where}.{key}")
-    for key, spec in specs.items():
-        if key not in out:
-            if spec.required:
-                raise ValueError(f"{where}.{key}: required ({spec.type.__name__}) but missing")
-            out[key] = spec.default
-    return out
+__all__ = [
+    "Metric",
+    "Param",
+    "State",
+    "Topic",
+    "TopicInfo",
+    "Workload",
+    "coerce",
+    "get_policy",
+    "get_workload",
+    "has_topic",
+    "load_topic",
+    "policies",
+    "policy_in_place",
+    "register_policy",
+    "register_topic",
+    "resolve_params",
+    "topic_info",
+    "topic_names",
+    "workload",
+    "workloads",
+]

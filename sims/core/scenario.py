@@ -13,8 +13,9 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
+from sims.core import budget, registry, stream
 from sims.core import presets as _presets
-from sims.core import registry, stream
+from sims.core.limits import InputError
 from sims.core.panel import Panel, PanelContext
 
 
@@ -34,12 +35,13 @@ class Scenario:
         if isinstance(preset, str):
             preset = _presets.load(preset)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"seed must be an integer, got {seed!r}")
+            raise InputError(f"seed must be an integer, got {seed!r}")
         if duration is not None and not (duration > 0):
-            raise ValueError(f"duration must be a positive number of seconds, got {duration!r}")
+            raise InputError(f"duration must be a positive number of seconds, got {duration!r}")
         self.preset = _presets.select_panels(preset, panels)
         self.seed = preset.seed if seed is None else seed
         self.duration = preset.duration if duration is None else float(duration)
+        budget.check(self.preset, self.duration, self.seed, events)  # before anything is built
         self._marks: list[dict] = []  # the workload's own moments (none for a stream given in)
         self.events = (
             events
@@ -61,7 +63,7 @@ class Scenario:
         if drain:
             stuck = [n for n, p in self.panels.items() if not hasattr(p, "drain")]
             if stuck:
-                raise ValueError(f"--drain: {self.preset.topic} panels ({', '.join(stuck)}) have no requests to drain")
+                raise InputError(f"--drain: {self.preset.topic} panels ({', '.join(stuck)}) have no requests to drain")
         self.t = 0.0
         self._i = 0  # next stream index
         self._extra: dict[str, Callable[[PanelContext], Panel]] = {}  # add_panel's builders, by name

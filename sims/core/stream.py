@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
@@ -18,9 +17,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sims.core import registry
-from sims.core.limits import MAX_DURATION, MAX_STREAM_EVENTS, show
+from sims.core.limits import MAX_STREAM_EVENTS, InputError
 from sims.core.rng import derive
-from sims.core.trace import TraceError, read_lines
+from sims.core.trace import TraceError  # noqa: F401 (stream.TraceError: what read raises)
 
 
 class Mark(NamedTuple):
@@ -55,7 +54,7 @@ def build(preset, seed: int, horizon: float, marks: list | None = None) -> list[
     found: list[dict] = []
     events = list(islice(generate(preset.workload_kind, preset.workload, seed, horizon, found), MAX_STREAM_EVENTS + 1))
     if len(events) > MAX_STREAM_EVENTS:
-        raise ValueError(
+        raise InputError(
             f"{preset.name}: the stream passes {MAX_STREAM_EVENTS} events at t = {events[-1]['t']:g} s "
             f"(of {horizon:g} s); ask for a shorter duration or a lower rate"
         )
@@ -99,8 +98,15 @@ def canonical_line(ev: dict) -> str:
 
 
 def sha256(events: Iterable[dict]) -> str:
-    """SHA-256 of the canonical lines joined by newlines."""
-    return hashlib.sha256("\n".join(map(canonical_line, events)).encode()).hexdigest()
+    """SHA-256 of the canonical lines joined by newlines, hashed 8,192 lines at a time (the whole
+    text of 5M events would be 200 MB, its list of lines 400 MB more)."""
+    h = hashlib.sha256()
+    lines = map(canonical_line, events)
+    sep = ""
+    while chunk := list(islice(lines, 8192)):
+        h.update((sep + "\n".join(chunk)).encode())
+        sep = "\n"
+    return h.hexdigest()
 
 
 def write(events: Iterable[dict], path: str | Path) -> None:
@@ -135,33 +141,6 @@ def write(events: Iterable[dict], path: str | Path) -> None:
             pass
 
 
-class _Huge:
-    """An integer literal too long to convert: kept as its length, refused with its field."""
-
-    __slots__ = ("digits",)
-
-    def __init__(self, text: str) -> None:
-        self.digits = len(text)
-
-
-def _int(text: str) -> int | _Huge:
-    return int(text) if len(text) <= 40 else _Huge(text)
-
-
-def _check_value(value: object, field: str, where: str) -> None:
-    """NaN, Infinity and over-long integers are refused with the field that holds them."""
-    if isinstance(value, _Huge):
-        raise TraceError(f"{where}: field {show(field)}: an integer of {value.digits} digits is too long")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise TraceError(f"{where}: field {show(field)}: expected a finite number, got {value!r}")
-    if isinstance(value, list):
-        for item in value:
-            _check_value(item, field, where)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _check_value(item, field, where)
-
-
 def _shape(value: object) -> str:
     """A JSON value's type, for comparing a replayed event with the preset's own events."""
     if isinstance(value, bool):
@@ -188,53 +167,24 @@ def schema(events: Iterable[dict]) -> dict[str, dict[str, str]]:
     return out
 
 
-def read(path: str | Path, expect: dict[str, dict[str, str]] | None = None) -> list[dict]:
-    """Read a canonical stream back, one line at a time. Every event needs a finite ``t`` in
+def closed(events: Iterable[dict]) -> set[str]:
+    """The kinds whose events all carry the same fields: a replayed event of such a kind may carry
+    no other (a kind whose fields vary, a fault with or without a node, stays open)."""
+    seen: dict[str, frozenset] = {}
+    varies: set[str] = set()
+    for ev in events:
+        fields = frozenset(ev)
+        if seen.setdefault(ev["kind"], fields) != fields:
+            varies.add(ev["kind"])
+    return set(seen) - varies
+
+
+def read(path: str | Path, expect: dict[str, dict[str, str]] | None = None, closed: Iterable[str] = ()) -> list[dict]:
+    """Read a canonical stream back (``sims.core.canonical``): every event needs a finite ``t`` in
     [0, MAX_DURATION] (non-decreasing) and a string ``kind``; with ``expect`` (``schema`` of the
-    preset's own stream and events) each kind must be one the preset knows and carry its fields.
-    Any mismatch raises TraceError naming file:line and the field."""
-    path = Path(path)
-    events = []
-    last = 0.0
-    for n, line in read_lines(path, max_chars=1 << 20):
-        if not line.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            ev = json.loads(line, parse_int=_int)
-        except RecursionError:
-            raise TraceError(f"{where}: JSON nested too deeply") from None
-        except ValueError as exc:  # JSONDecodeError, NaN/Infinity, an integer of 5,000 digits
-            raise TraceError(f"{where}: not a JSON object ({show(getattr(exc, 'msg', str(exc)), 80)})") from None
-        if not isinstance(ev, dict):
-            raise TraceError(f"{where}: expected a JSON object, got {show(ev)}")
-        for field, value in ev.items():
-            _check_value(value, field, where)
-        t = ev.get("t")
-        if isinstance(t, bool) or not isinstance(t, (int, float)):
-            raise TraceError(f"{where}: field 't': expected a number of seconds, got {show(t)}")
-        if not (math.isfinite(t) and 0 <= t <= MAX_DURATION):
-            raise TraceError(f"{where}: field 't': expected seconds in [0, {MAX_DURATION:g}], got {show(t)}")
-        if t < last:
-            raise TraceError(f"{where}: time {t!r} goes backwards (previous {last!r}) in field 't'")
-        kind = ev.get("kind")
-        if not isinstance(kind, str):
-            raise TraceError(f"{where}: field 'kind': expected a string, got {show(kind)}")
-        if expect is not None:
-            if kind not in expect:
-                raise TraceError(
-                    f"{where}: field 'kind': expected one of {', '.join(sorted(expect))}, got {show(kind)}"
-                )
-            for field, shape in expect[kind].items():
-                if field not in ev:
-                    raise TraceError(f"{where}: field {show(field)}: missing (a {kind} event carries a {shape})")
-                if _shape(ev[field]) != shape:
-                    raise TraceError(f"{where}: field {show(field)}: expected a {shape}, got {show(ev[field])}")
-        ev["t"] = float(t)
-        last = ev["t"]
-        events.append(ev)
-        if len(events) > MAX_STREAM_EVENTS:
-            raise TraceError(f"{where}: more than {MAX_STREAM_EVENTS} events")
-    if not events:
-        raise TraceError(f"{path}: no events; expected one JSON object per line")
-    return events
+    preset's own stream and events) each kind must be one the preset knows and carry its fields,
+    and a kind in ``closed`` no other field. Any mismatch raises TraceError naming file:line and
+    the field."""
+    from sims.core import canonical
+
+    return canonical.read(path, expect, frozenset(closed))

@@ -24,11 +24,14 @@ from itertools import islice
 from pathlib import Path
 
 from sims.core import stream
-from sims.core.limits import MAX_DURATION, MAX_LINE_CHARS, MAX_STREAM_EVENTS, show
-from sims.core.llmtraces import AzureReader, MooncakeReader, TimedReader, request
-from sims.core.trace import TraceError, read_lines
+from sims.core.budget import MAX_STREAM_BYTES, SLOT
+from sims.core.limits import MAX_DURATION, MAX_LINE_CHARS, MAX_STREAM_EVENTS, InputError, show
+from sims.core.llmtraces import AzureReader, TimedReader, request
+from sims.core.mooncake import MooncakeReader
+from sims.core.trace import TraceError, bulk, read_lines
 
 MAX_TRACE_BYTES = 1 << 30  # a bigger file is refused before it is read
+REF_BYTES = 184 + 24 + 28 + SLOT  # a {"t", "kind", "key"} event in memory (sims.core.budget's model)
 SCHEMA_EVENTS = 2000  # the preset's first events, whose fields a trace's events must carry
 
 
@@ -58,6 +61,10 @@ class PagesReader:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    @property
+    def bytes(self) -> int:
+        return len(self.keys) * REF_BYTES
 
     def finish(self, duration: float) -> list[dict]:
         return _spread(list(self.keys), duration)
@@ -91,6 +98,10 @@ class KeysReader:
     def __len__(self) -> int:
         return len(self.refs)
 
+    @property
+    def bytes(self) -> int:
+        return len(self.refs) * REF_BYTES
+
     def finish(self, duration: float) -> list[dict]:
         if self.numeric:
             value = [int(key) for key in self.ids]  # dicts keep insertion order: id -> its text
@@ -122,7 +133,7 @@ class ArrivalsReader(TimedReader):
         if t < self.last:
             raise TraceError(f"{self.where}:{n}: time {t!r} goes backwards (previous {self.last!r})")
         self.last = t
-        self.events.append({"t": t, "kind": "request", "id": len(self.events)})
+        self.add(n, {"t": t, "kind": "request", "id": len(self.events)}, REF_BYTES - SLOT)
 
 
 def _spread(keys: list[int], duration: float) -> list[dict]:
@@ -146,7 +157,7 @@ def reader(fmt: str, where: str):
     try:
         return FORMATS[fmt](where)
     except KeyError:
-        raise ValueError(f"unknown trace format {fmt!r}; valid: canonical, {', '.join(FORMATS)}") from None
+        raise InputError(f"unknown trace format {fmt!r}; valid: canonical, {', '.join(FORMATS)}") from None
 
 
 class Lines:
@@ -185,23 +196,57 @@ class Lines:
 
 def check_size(rd, size: int, read: int, max_events: int) -> None:
     """Refuse at once a file whose first ``read`` bytes (``len(rd)`` rows so far) say that its
-    ``size`` bytes hold more than twice ``max_events`` rows, rather than after parsing millions."""
+    ``size`` bytes hold more than twice ``max_events`` rows, or twice ``MAX_STREAM_BYTES`` of events,
+    rather than after parsing millions."""
     if size > MAX_TRACE_BYTES:
         raise TraceError(f"{rd.where}: {size} bytes is more than {MAX_TRACE_BYTES}; cut the trace (head -n)")
     rows = len(rd)
-    if rows and read < size and rows * size > 2 * max_events * read:
+    if rows and read < size and (rows * size > 2 * max_events * read or rd.bytes * size > 2 * MAX_STREAM_BYTES * read):
         raise TraceError(
-            f"{rd.where}: about {rows * size // read} rows (from its first {rows}), more than {max_events}; "
+            f"{rd.where}: about {rows * size // read} rows (from its first {rows}), holding about "
+            f"{rd.bytes * size // read >> 20} MiB; at most {max_events} rows and {MAX_STREAM_BYTES >> 20} MiB: "
             "cut the trace (head -n)"
         )
 
 
-def feed(rd, numbered: Iterator[tuple[int, str]], max_events: int = MAX_STREAM_EVENTS) -> None:
-    """Feed lines to ``rd``, refusing the line that passes ``max_events`` events."""
+def feed(rd, numbered: Iterator[tuple[int, str]], max_events: int = MAX_STREAM_EVENTS, size: int = 0) -> None:
+    """Feed lines to ``rd``, refusing the line that passes ``max_events`` events or
+    ``MAX_STREAM_BYTES`` of them; with the file's ``size``, ``check_size`` once the first MiB is
+    in. A reader with ``feed_block`` gets 4,096 lines at a time."""
+    if hasattr(rd, "max_events"):
+        rd.max_events = max_events  # a timed reader bounds itself, row by row
+    block = getattr(rd, "feed_block", None)
+    read = 0 if size else 1 << 20
+    lines: list[str] = []
+    first = 0
     for n, line in numbered:
-        rd.feed(n, line)
-        if len(rd) > max_events:
-            raise TraceError(f"{rd.where}:{n}: more than {max_events} events; cut the trace (head -n)")
+        if block is not None:
+            if not lines:
+                first = n
+            lines.append(line)
+            if len(lines) < 4096:
+                continue
+            block(first, lines)
+        else:
+            rd.feed(n, line)
+            _bounded(rd, n, max_events)
+        if read < 1 << 20:
+            read += sum(map(len, lines)) + len(lines) if lines else len(line) + 1
+            if read >= 1 << 20:
+                check_size(rd, size, read, max_events)
+        lines = []
+    if lines:
+        block(first, lines)
+
+
+def _bounded(rd, n: int, max_events: int) -> None:
+    if len(rd) > max_events:
+        raise TraceError(f"{rd.where}:{n}: more than {max_events} events; cut the trace (head -n)")
+    if rd.bytes > MAX_STREAM_BYTES:
+        raise TraceError(
+            f"{rd.where}:{n}: the rows so far hold about {rd.bytes >> 20} MiB of events, more than "
+            f"{MAX_STREAM_BYTES >> 20}; cut the trace (head -n {n - 1})"
+        )
 
 
 # -- the preset side -----------------------------------------------------------------------------
@@ -269,19 +314,9 @@ def load(path: str | Path, fmt: str, preset, seed: int | None = None) -> tuple[l
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
     check_size(rd, size, 0, MAX_STREAM_EVENTS)
-    feed(rd, _sized(rd, read_lines(path), size))
-    return finish(rd, preset)
-
-
-def _sized(rd, numbered: Iterator[tuple[int, str]], size: int) -> Iterator[tuple[int, str]]:
-    """The lines, with ``check_size`` once the first MiB has been read."""
-    read = 0
-    for n, line in numbered:
-        yield n, line
-        if read < 1 << 20:
-            read += len(line) + 1
-            if read >= 1 << 20:
-                check_size(rd, size, read, MAX_STREAM_EVENTS)
+    with bulk():
+        feed(rd, read_lines(path), MAX_STREAM_EVENTS, size)
+        return finish(rd, preset)
 
 
 __all__ = ["FORMATS", "Lines", "check_fit", "check_size", "feed", "finish", "fits", "load", "preset_schema", "reader"]

@@ -3,9 +3,11 @@
 The source is plain Python that defines and registers one policy class exactly as the topic's own
 policies do (``@register_policy(topic, name)``); the registration is captured here, so the edited
 class never replaces the built-in one. The loader is restricted but honest: it is not a sandbox
-(nothing written in Python can be), and safety comes from where the code runs, the reader's own
-worker or terminal, never the server. Its restrictions keep an edited policy deterministic and
-honest about cost:
+(nothing written in Python can be). Its restrictions guard against mistakes; what contains code
+that is not the reader's own is where it runs, never on the server: in the browser, only after the
+reader said yes, in a worker of its own under the page's Content-Security-Policy (docs/editing.md);
+in a terminal, with the permissions of whoever runs it. The restrictions keep an edited policy
+deterministic and honest about cost:
 
 - imports come from ``ALLOWED`` and ``sims`` only (no files, clock, network); ``random`` offers only
   ``Random``, so draws come from the generator the panel passes (the module-level functions are
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sims.core import registry
+from sims.core.limits import InputError
 from sims.core.panel import Shared
 
 ALLOWED = frozenset(
@@ -58,7 +61,7 @@ STEPS_PER_DECISION = 100_000  # the budget of one decision (one reference, one e
 _DENIED = ("open", "eval", "exec", "compile", "input", "breakpoint", "help", "exit", "quit")
 
 
-class PolicyError(ValueError):
+class PolicyError(InputError):
     """An edited policy that cannot load or stopped: ``message`` in one line, ``line`` in its source
     (None when no line of it is at fault), ``kind``: syntax | load | exception | invariant | budget."""
 
@@ -255,11 +258,11 @@ def load(source: str, topic: str, filename: str = "<edited policy>") -> LoadedPo
         raise PolicyError(f"the source must be text, got {type(source).__name__}", filename=filename)
     if len(source) > MAX_SOURCE:
         raise PolicyError(f"the source is {len(source):,} characters; at most {MAX_SOURCE:,}", filename=filename)
-    try:
+    try:  # the compiler finds some errors the parser lets through (a late `from __future__`)
         tree = ast.parse(source, filename)
+        code = compile(ast.fix_missing_locations(_Counter().visit(tree)), filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise PolicyError(f"SyntaxError: {exc.msg}", exc.lineno, "syntax", filename) from None
-    code = compile(ast.fix_missing_locations(_Counter().visit(tree)), filename, "exec", dont_inherit=True)
     steps = Steps()
     found: list = []
     namespace: dict[str, Any] = {

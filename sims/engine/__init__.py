@@ -7,9 +7,11 @@ Public API (other topics build on it; keep it stable):
     hash_i depends on hash_{i-1} and the (content_id, start, end) pieces of block i. Prompts that
     share their first k full blocks of content share their first k hashes.
 
-``sims/engine/profiles.toml`` / ``cost.cost_model(gpu, model)``
-    GPU profiles (A100-40GB, A100-80GB, H100-80GB, H200), model profiles (OPT-13B, Llama-3-8B,
-    Llama-3-70B at TP4, Qwen3-32B at TP2) and the efficiency constants GPU calibration rewrites.
+``cost.cost_model(gpu, model, tp=0) -> CostModel`` (sims.engine.cost, over sims.hw)
+    One replica's step time (``step_time``, the step-time model ``contention step`` prints in
+    parts), KV token slots and transfer times. ``gpu``: a GPU of sims/hw/gpus.toml (A100-40GB
+    A100-80GB H100-80GB H200 A40 L40S B200 MI300X); ``model``: a shipped name (sims/hw/models/), a
+    path to a Hugging Face config.json, or a table of its fields; ``tp`` 0 = the model's default.
 
 ``Engine(config: EngineConfig, rng: random.Random | None = None)`` (sims.engine.engine)
     One replica, independent of any panel. ``EngineConfig`` is a frozen dataclass (gpu, model,
@@ -43,19 +45,20 @@ Public API (other topics build on it; keep it stable):
 ``config.knobs(names, **defaults) -> dict[str, Param]``
     ``EngineConfig``'s fields as panel params (one table for the engine and cluster topics).
 
-Modules: ``engine`` (the step loop), ``admit`` (admission, the running set), ``lifecycle`` (first
-token, parallel samples, completion, handoff), ``preempt`` (recompute, swap, MLFQ pauses),
-``reading`` (read-only views, invariants), ``decode`` (decode-only steps in one tight loop),
-``kv`` / ``paged`` / ``allocator`` (the allocators: the only code touching blocks; ``paged``
-hashes a prefix only once it can be shared), ``blocks`` (block pool, hashes), ``freequeue``
-(the LRU and cost-aware free queues),
-``sched``, ``cost``, ``metrics``.
+Modules: ``engine`` (the step loop: runs what the scheduler decided, advances the clock, keeps
+statistics and records), ``batch`` (``Batch``: queues, step calendars and running sums in one
+record, with ``check_invariants``), ``scheduler`` (``Scheduler.schedule``: growth, demotions,
+pauses, prefill chunks and admission, returning a ``SchedulerOutput``), ``preempt`` (recompute,
+swap, pause, resume), ``sched`` (the scheduling policies, which only decide), ``decode`` (decode-only
+steps in one tight loop), ``lifecycle`` (a completed request's record, a handoff), ``steps`` (the
+records crossing these boundaries), ``kv`` / ``paged`` / ``allocator`` (the allocators: the only
+code touching blocks; ``paged`` hashes a prefix only once it can be shared), ``blocks`` (block
+pool, hashes), ``freequeue`` (the LRU and cost-aware free queues), ``config`` (the knobs and
+``AXES``), ``cost``, ``metrics``.
 
-Panels (topic ``engine``): every registered policy name fixes one axis of the engine and the panel
-params set the rest (docs/engine.md lists them): allocators ``contiguous_max contiguous_pow2
-contiguous_oracle paged``; schedulers ``fcfs sjf_oracle sjf_predicted mlfq priority``; batching
-``static continuous``; preemption ``recompute swap``; prefix-cache eviction ``lru cost_aware``;
-deployment ``colocated disaggregated``; and ``engine`` (params only).
+Panels (topic ``engine``): every choice of every axis in ``config.AXES`` (allocator, scheduler,
+batching, preemption, prefix-cache eviction, deployment) is a registered policy that fixes that
+axis, and the panel params set the rest (docs/engine.md lists them); ``engine`` sets params only.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from sims.core.panel import Checkpointed
+
 
 class KVBlocks(NamedTuple):
     """What one ``allocate_slots`` gave a request (vLLM's ``KVCacheBlocks``): ``blocks``, the
@@ -23,7 +25,9 @@ class KVBlocks(NamedTuple):
     hit_tokens: int
 
 
-class Allocator:
+class Allocator(Checkpointed):
+    """The KV manager's interface (checkpoints copy an allocator field by field)."""
+
     kind = ""
     paged = False
 

@@ -9,8 +9,7 @@ which cached block is reused (evicted) next.
 
 from __future__ import annotations
 
-import copy
-
+from sims.core.panel import Checkpointed
 from sims.core.rng import mix64 as _mix
 from sims.core.rng import stable_hash64
 from sims.engine.freequeue import EVICTORS, LRUFree
@@ -52,8 +51,8 @@ def block_hashes(segments: list, block_size: int, limit: int | None = None) -> l
     return out
 
 
-class BlockPool:
-    """Physical KV blocks with refcounts and a prefix cache.
+class BlockPool(Checkpointed):
+    """Physical KV blocks with refcounts and a prefix cache (checkpoints copy it field by field).
 
     Invariants: ``ref[b] >= 0``; a block is in the free queue iff ``ref[b] == 0``; free + used =
     total; ``cached[h] == b`` iff ``block_hash[b] == h >= 0``; ``lazy`` blocks carry a negative
@@ -80,14 +79,6 @@ class BlockPool:
         # frees and new cache entries: the only changes that can let a refused admission through
         # (allocations, touches and evictions only take free blocks or hits away)
         self.gains = 0
-
-    def __deepcopy__(self, memo: dict) -> BlockPool:  # lists of ints copy at C speed
-        new = copy.copy(self)
-        new.ref = list(self.ref)
-        new.block_hash = list(self.block_hash)
-        new.cached = dict(self.cached)
-        new.free_q = copy.deepcopy(self.free_q, memo)
-        return new
 
     @property
     def num_cached(self) -> int:

@@ -11,6 +11,10 @@ step as in ``Engine._step``. It hands back to the general step at the first step
 a crossing the KV manager will not serve (too few free blocks: a preemption; a contiguous range),
 any other pending work, or a step past ``until``. ``tests/test_engine_fast.py`` checks it against
 the general step on every engine and cluster preset.
+
+It is part of the step loop: it reads the engine's ``Batch``, KV manager and cost model, and
+writes what a decode step writes (the clock, the step index, the batch's ``s_dec`` and ``work``,
+the calendars it pops, the statistics and ``recent``), finishing sequences through the engine.
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ from __future__ import annotations
 
 def can_run(eng) -> bool:
     """Only decoding is left to do and nobody watches individual steps."""
+    b = eng.batch
     return bool(
-        eng._decode
-        and not eng._prefilling
-        and not eng._waiting
-        and not eng._swapped
-        and not eng._demote_cal
+        b.decode
+        and not b.prefilling
+        and not b.waiting
+        and not b.swapped
+        and not b.demote_cal
         and eng.step_listener is None
     )
 
@@ -31,25 +36,23 @@ def can_run(eng) -> bool:
 def run_decodes(eng, until: float) -> None:
     """Run decode-only steps that start at or before ``until`` while ``can_run`` holds; return at
     the first step the general ``Engine._step`` must take."""
+    b = eng.batch
     alloc = eng.alloc
     cost = eng.cost
     st = eng.stats
-    decode = eng._decode
-    grow_cal = eng._grow_cal
-    fin_cal = eng._finish_cal
+    decode = b.decode
+    grow_cal = b.grow_cal
+    fin_cal = b.finish_cal
     recent = eng.recent
     itl = st.itl_us
     decode_grow = alloc.decode_grow
-    # the step-time model's constants (CostModel.step_time with no prefill, term by term)
-    pf = cost.attn_flops_per_pair
-    flops_s = cost.peak_flops * cost.prefill_mfu
-    wb = cost.weight_bytes
-    kvb = cost.kv_bytes_per_token
-    bw = cost.hbm_bytes_s * cost.decode_bw_eff
-    ov = cost.step_overhead_s
+    # CostModel.step_time with no prefill: a batch's fixed part (linear, communication, overhead)
+    # plus its decode attention, the same two calls in the same order
+    base_s = cost.base_s
+    attn_s = cost.decode_attention_s
     cap = alloc.capacity
-    s_other = eng._s_other
-    now, s, s_dec, work = eng.now, eng.step_idx, eng._s_dec, eng._work
+    s_other = b.s_other
+    now, s, s_dec, work = eng.now, eng.step_idx, b.s_dec, b.work
     held, rsum, usum = alloc.held, alloc.reserved_sum, alloc.useful_sum
     # the memory terms that change only when blocks move (crossings, finishes): integers, exact
     shared, never, free, usage = rsum - held, rsum - usum, cap - held, held / cap  # usage(): held / cap
@@ -65,14 +68,10 @@ def run_decodes(eng, until: float) -> None:
     stop = False
     while decode and not stop:
         n_d = len(decode)
-        base_flops = 2.0 * cost.params * n_d
-        ar = cost.allreduce_s(n_d)
+        base = base_s(n_d, n_d)
         s0 = s
         while now <= until:
-            # CostModel.step_time(0, 0, 0, n_d, s_dec), in its order of operations
-            compute_s = (base_flops + pf * s_dec) / flops_s
-            memory_s = (wb + kvb * s_dec) / bw
-            dur = (compute_s if compute_s > memory_s else memory_s) + ar + ov
+            dur = base + attn_s(n_d, s_dec)  # CostModel.step_time(0, 0, 0, n_d, s_dec)
             if dur <= 0.0:  # the general step reports the stall
                 stop = True
                 break
@@ -101,11 +100,11 @@ def run_decodes(eng, until: float) -> None:
             s_dec += n_d
             work -= n_d
             if fins is not None:
-                eng.now, eng.step_idx, eng._s_dec, eng._work = now, s, s_dec, work
+                eng.now, eng.step_idx, b.s_dec, b.work = now, s, s_dec, work
                 for epoch, seq in fins:
                     if epoch == seq.epoch:
                         eng._finish(seq)
-                s_dec = eng._s_dec
+                s_dec = b.s_dec
                 held, rsum, usum = alloc.held, alloc.reserved_sum, alloc.useful_sum
                 shared, never, free, usage = rsum - held, rsum - usum, cap - held, held / cap
             recent.append([now - dur, dur, 0, n_d, usage])
@@ -115,7 +114,7 @@ def run_decodes(eng, until: float) -> None:
         tokens += (s - s0) * n_d
         if now > until:
             break
-    eng.now, eng.step_idx, eng._s_dec, eng._work = now, s, s_dec, work
+    eng.now, eng.step_idx, b.s_dec, b.work = now, s, s_dec, work
     st.busy_s, st.kv_total, st.kv_state, st.kv_reserved, st.kv_internal, st.kv_external = (
         busy,
         k_tot,

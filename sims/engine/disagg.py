@@ -13,11 +13,9 @@ import random
 from dataclasses import replace
 
 from sims.core.clock import Clock
-from sims.engine.config import EngineConfig
+from sims.engine.config import DEPLOYMENTS, EngineConfig
 from sims.engine.engine import Engine, Handoff
 from sims.engine.metrics import EngineStats, Record
-
-DEPLOYMENTS = ("colocated", "disaggregated")
 
 
 def _least_loaded(engines: list[Engine]) -> Engine:

@@ -3,16 +3,18 @@
 ``LRUFree`` (vLLM's order: unhashed blocks first, then the least recently freed cached one) and
 ``CostAwareFree`` (GreedyDual: long, expensive prefixes outlive cheap ones). Both keep the same
 interface: ``fill``, ``push``, ``pop``, ``take``, ``remove`` (a cache hit takes a free block out),
-``__len__`` and ``order`` (the whole queue, front first, for invariants and tests).
+``__len__`` and ``order`` (the whole queue, front first, for invariants and tests). Checkpoints
+copy them field by field (``Checkpointed``).
 """
 
 from __future__ import annotations
 
-import copy
 import heapq
 
+from sims.core.panel import Checkpointed
 
-class LRUFree:
+
+class LRUFree(Checkpointed):
     """Free blocks, least recently freed at the front (evicted first); blocks that hold no cached
     hash go to the very front, since reusing them loses nothing.
 
@@ -31,15 +33,6 @@ class LRUFree:
         self._head = 0
         self._gone: dict[int, int] = {}  # block -> stale FIFO entries still ahead of its live one
         self._stale = 0
-
-    def __deepcopy__(self, memo: dict) -> LRUFree:  # checkpoints: C-speed copies of ints
-        new = LRUFree.__new__(LRUFree)
-        new._stack = list(self._stack)
-        new._fifo = self._fifo[self._head :]
-        new._head = 0
-        new._gone = dict(self._gone)
-        new._stale = self._stale
-        return new
 
     def fill(self, n: int) -> None:
         """Blocks 0..n-1, none hashed: as if pushed in that order (each to the front)."""
@@ -119,7 +112,7 @@ class LRUFree:
         return out
 
 
-class CostAwareFree:
+class CostAwareFree(Checkpointed):
     """GreedyDual over free blocks: a block freed with recompute cost c gets credit L + c; the block
     with the least credit is evicted and L rises to it. Long, expensive prefixes outlive cheap ones;
     within one freed chain the tail goes first (it is pushed first). Uncached blocks go first."""
@@ -131,12 +124,6 @@ class CostAwareFree:
         self._live: dict[int, int] = {}  # block -> its valid push order
         self._inflation = 0.0
         self._n = 0
-
-    def __deepcopy__(self, memo: dict) -> CostAwareFree:
-        new = copy.copy(self)
-        new._heap = list(self._heap)
-        new._live = dict(self._live)
-        return new
 
     def fill(self, n: int) -> None:
         for b in range(n):

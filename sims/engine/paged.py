@@ -1,7 +1,7 @@
 """``Paged``: block tables over a ``BlockPool`` (vLLM); with prefix caching, full blocks are hashed
 and shared.
 
-Prefix hashes cost nothing while no prefix is shared (issue 21). Every chained block hash folds in
+Prefix hashes cost nothing while no prefix is shared. Every chained block hash folds in
 the content id of the first non-empty segment first, so a sequence can only ever hit blocks
 registered under the same *root* (that content id). The first sequence seen with a root registers
 its full blocks lazily: each block is marked cached with a negative mark (real hashes are >= 0)
@@ -48,7 +48,9 @@ class _Lazy:
         self.nfull = (tokens + max(0, seq.output_len)) // block_size  # full blocks block_hashes names
         self.blocks: list[int] = []
 
-    def copy(self) -> _Lazy:
+    def __deepcopy__(self, memo: dict) -> _Lazy:
+        """A checkpoint's copy: ``segments`` (the stream's, never mutated) stays shared; a slot
+        added and not named here is missing from the copy, which fails loudly."""
         new = _Lazy.__new__(_Lazy)
         new.owner, new.mark, new.segments = self.owner, self.mark, self.segments
         new.out_cid, new.output_len, new.nfull = self.out_cid, self.output_len, self.nfull
@@ -66,22 +68,11 @@ class Paged(Allocator):
         self.B = block_size
         self.pool = BlockPool(capacity // block_size, eviction, caching)
         super().__init__(self.pool.num_blocks * block_size)
-        self._listener = None  # (kind, hashes) -> None, set by the engine
+        self._listener = None  # (kind, hashes) -> None, set by the engine (a bound method: a copy calls its own)
         self.lazy = caching  # roots seen once are registered without hashing (module docstring)
         self._roots: dict[str, _Lazy | None] = {}  # root -> its one lazy sequence, or None: eager
         self.hit_blocks = 0
         self._refused: tuple = ()  # (seq, target, watermark, cold, pool.gains) of the last refusal
-
-    def __deepcopy__(self, memo: dict) -> Paged:
-        import copy
-
-        new = copy.copy(self)
-        memo[id(self)] = new
-        new.pool = copy.deepcopy(self.pool, memo)
-        new._roots = {g: (r.copy() if r is not None else None) for g, r in self._roots.items()}
-        new._refused = copy.deepcopy(self._refused, memo)
-        new._listener = copy.deepcopy(self._listener, memo)  # a bound method: the copy's own engine
-        return new
 
     @property
     def kv_listener(self):
@@ -112,7 +103,7 @@ class Paged(Allocator):
             return
         pool = self.pool
         bh, cached, mark = pool.block_hash, pool.cached, rec.mark
-        segs = rec.segments + [[rec.out_cid, rec.output_len]]
+        segs = [*rec.segments, (rec.out_cid, rec.output_len)]
         hashes = block_hashes(segs, self.B, limit=len(rec.blocks))
         for i, b in enumerate(rec.blocks):
             if bh[b] == mark:
@@ -144,7 +135,7 @@ class Paged(Allocator):
         B = self.B
         pool = self.pool
         # A refused request refused again, with no block freed or cached since, is refused again:
-        # a blocked queue head then costs O(1) a step instead of a prefix match (issue 14).
+        # a blocked queue head then costs O(1) a step instead of a prefix match.
         r = self._refused
         if r and r[0] is seq and r[1:] == (target, watermark, not hashes, pool.gains):
             return None

@@ -1,13 +1,7 @@
 """Engine panels: one policy name fixes one axis of the engine; the panel params set the rest.
 
-Registered policies (topic ``engine``) and the axis each fixes:
-  allocator   contiguous_max contiguous_pow2 contiguous_oracle paged
-  scheduler   fcfs sjf_oracle sjf_predicted mlfq priority
-  batching    static continuous
-  preemption  recompute swap
-  eviction    lru cost_aware
-  deployment  colocated disaggregated
-  (none)      engine: the params alone
+Every choice of every axis (``config.AXES``: allocator, scheduler, batching, preemption, eviction,
+deployment) is a registered policy of topic ``engine``, and ``engine`` sets the params alone.
 A param naming the same axis must be empty or agree with the policy, so a preset can say
 ``policy = "mlfq"`` and ``allocator = "paged"`` but never ``policy = "mlfq"`` with
 ``scheduler = "fcfs"``.
@@ -19,22 +13,26 @@ import math
 
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_policy, register_topic
-from sims.engine.config import CONFIG_FIELDS, EngineConfig, knobs
+from sims.engine.config import AXES, CONFIG_FIELDS, EngineConfig, knobs
 from sims.engine.disagg import Deployment
 from sims.engine.engine import Engine
 from sims.engine.metrics import Accumulator, last_completion
 from sims.engine.seq import STATE_NAMES
 from sims.engine.view import engine_view
 
-AXES = ("allocator", "scheduler", "batching", "preemption", "eviction", "deployment")
-
 _ENGINE_KNOBS = [n for n in CONFIG_FIELDS if n != "role"]  # a deployment sets each replica's role
 PANEL_PARAMS = {
-    **knobs(_ENGINE_KNOBS, allocator="", scheduler="", batching="", preemption="", eviction=""),
-    "deployment": Param(str, "", "single (empty) | colocated | disaggregated"),
-    "prefill_replicas": Param(int, 1, "disaggregated: prefill engines (colocated: part of the total)"),
-    "decode_replicas": Param(int, 1, "disaggregated: decode engines (colocated: part of the total)"),
-    "link_bytes_s": Param(float, 0.0, "KV transfer bandwidth between pools; 0 = the GPU profile's", min=0.0),
+    **knobs(_ENGINE_KNOBS, **{axis: "" for axis in AXES if axis in CONFIG_FIELDS}),
+    "deployment": Param(
+        str, "", f"single (empty) | {' | '.join(AXES['deployment'])}", choices=("", *AXES["deployment"])
+    ),
+    "prefill_replicas": Param(
+        int, 1, "disaggregated: prefill engines (colocated: part of the total)", min=1, max=64, work=1
+    ),
+    "decode_replicas": Param(
+        int, 1, "disaggregated: decode engines (colocated: part of the total)", min=1, max=64, work=1
+    ),
+    "link_bytes_s": Param(float, 0.0, "KV transfer bandwidth between pools; 0 = the GPU profile's", min=0.0, max=1e15),
 }
 
 
@@ -151,14 +149,7 @@ def _policy(axis: str, name: str):
     return register_policy("engine", name)(cls)
 
 
-for _axis, _names in (
-    ("allocator", ("contiguous_max", "contiguous_pow2", "contiguous_oracle", "paged")),
-    ("scheduler", ("fcfs", "sjf_oracle", "sjf_predicted", "mlfq", "priority")),
-    ("batching", ("static", "continuous")),
-    ("preemption", ("recompute", "swap")),
-    ("eviction", ("lru", "cost_aware")),
-    ("deployment", ("colocated", "disaggregated")),
-):
+for _axis, _names in AXES.items():
     for _name in _names:
         _policy(_axis, _name)
 _policy("", "engine")

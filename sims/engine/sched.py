@@ -1,9 +1,11 @@
 """Scheduling policies: the order in which waiting requests are admitted, and who is preempted.
 
-A policy only decides. ``key(seq)`` orders the waiting queue (smallest first) and is fixed when a
-request is queued; ``victim_key(seq)`` orders the running set (largest is preempted first). Linear
-aging fits a fixed key: waiting lowers a key by ``aging`` per second, which is the same as adding
-``aging * arrival`` once, because every waiting key falls at the same rate.
+A policy only decides; the scheduler (``scheduler.py``) applies what it decides. ``key(seq)`` orders
+the waiting queue (smallest first) and is fixed when a request is queued; ``victim_key(seq)``
+orders the running set (largest is preempted first); ``join`` and ``demote`` return the level a
+request runs at and the output count at which it leaves it (mlfq), which the scheduler writes on
+the request. Linear aging fits a fixed key: waiting lowers a key by ``aging`` per second, which is
+the same as adding ``aging * arrival`` once, because every waiting key falls at the same rate.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ def _scheduler(name: str):
     return deco
 
 
-class Scheduler:
+class Policy:
     name = ""
     preemptive = False  # True: a better waiting request may pause the worst running one
 
@@ -39,15 +41,18 @@ class Scheduler:
     def victim_key(self, seq) -> tuple:
         return (self.key(seq), seq.admit_order)
 
-    def join(self, seq) -> None:
-        """A request enters the engine. MLFQ picks its level here; no-op otherwise."""
+    def join(self, seq) -> tuple[int, int] | None:
+        """A request enters the engine: the ``(level, level_end)`` it starts at, or None (no levels)."""
+        return None
 
-    def demote(self, seq) -> None:
-        """``seq`` used up its quantum (``seq.level_end``, never reached unless a policy sets it)."""
+    def demote(self, seq) -> tuple[int, int]:
+        """``seq`` reached its ``level_end`` (never, unless ``join`` set one): its next
+        ``(level, level_end)``."""
+        return seq.level, NEVER
 
 
 @_scheduler("fcfs")
-class FCFS(Scheduler):
+class FCFS(Policy):
     """First come, first served; the victim is the most recently admitted request (vLLM)."""
 
     def key(self, seq) -> tuple:
@@ -58,7 +63,7 @@ class FCFS(Scheduler):
 
 
 @_scheduler("sjf_oracle")
-class SJFOracle(Scheduler):
+class SJFOracle(Policy):
     """Shortest job first on the true remaining output length (an oracle: it reads the future)."""
 
     def key(self, seq) -> tuple:
@@ -66,33 +71,27 @@ class SJFOracle(Scheduler):
 
 
 @_scheduler("sjf_predicted")
-class SJFPredicted(Scheduler):
+class SJFPredicted(Policy):
     """Shortest predicted job first: the predictor is the true length times exp(N(0, error))."""
 
     def __init__(self, aging: float = 0.0, rng: Random | None = None, predictor_error: float = 0.0, **_) -> None:
         super().__init__(aging, rng)
         self.error = predictor_error
+        self.predicted: dict[int, float] = {}  # Seq.order -> its predicted output length, drawn once
 
     def predict(self, seq) -> float:
-        if seq.predicted < 0:
+        p = self.predicted.get(seq.order)
+        if p is None:
             noise = lognormal(self.rng, 0.0, self.error) if self.error > 0 else 1.0
-            seq.predicted = seq.output_len * noise
-        return seq.predicted
+            p = self.predicted[seq.order] = seq.output_len * noise
+        return p
 
     def key(self, seq) -> tuple:
         return (self.predict(seq) - seq.generated + self.aging * seq.arrival, seq.order)
 
 
-@_scheduler("priority")
-class Priority(Scheduler):
-    """Strict priority (smaller first; a request's ``priority`` field, else its tenant), with aging."""
-
-    def key(self, seq) -> tuple:
-        return (seq.priority + self.aging * seq.arrival, seq.arrival, seq.order)
-
-
 @_scheduler("mlfq")
-class MLFQ(Scheduler):
+class MLFQ(Policy):
     """FastServe's skip-join multi-level feedback queue. A request joins the level its prompt
     deserves (level l holds prompts up to prompt_quantum * 2**l tokens), is demoted after
     quantum * 2**l output tokens at level l, and a better-level request may pause it."""
@@ -115,23 +114,30 @@ class MLFQ(Scheduler):
         self.quantum = mlfq_quantum
         self.prompt_quantum = mlfq_prompt_quantum
 
-    def join(self, seq) -> None:
+    def join(self, seq) -> tuple[int, int]:
         """Skip-join: the first level whose prompt allowance covers the prompt."""
-        seq.level = min(self.levels - 1, ((seq.prompt_len - 1) // self.prompt_quantum).bit_length())
-        seq.level_end = seq.generated + self.quantum * (1 << seq.level)
+        level = min(self.levels - 1, ((seq.prompt_len - 1) // self.prompt_quantum).bit_length())
+        return level, seq.generated + self.quantum * (1 << level)
 
-    def demote(self, seq) -> None:
+    def demote(self, seq) -> tuple[int, int]:
         if seq.level + 1 < self.levels:
-            seq.level += 1
-            seq.level_end = seq.generated + self.quantum * (1 << seq.level)
-        else:
-            seq.level_end = NEVER
+            level = seq.level + 1
+            return level, seq.generated + self.quantum * (1 << level)
+        return seq.level, NEVER
 
     def key(self, seq) -> tuple:
         return (seq.level, seq.arrival, seq.order)
 
 
-def make_scheduler(name: str, rng: Random | None = None, **params: float) -> Scheduler:
+@_scheduler("priority")
+class Priority(Policy):
+    """Strict priority (smaller first; a request's ``priority`` field, else its tenant), with aging."""
+
+    def key(self, seq) -> tuple:
+        return (seq.priority + self.aging * seq.arrival, seq.arrival, seq.order)
+
+
+def make_policy(name: str, rng: Random | None = None, **params: float) -> Policy:
     if name not in SCHEDULERS:
         raise ValueError(f"unknown scheduler {name!r}; valid: {', '.join(sorted(SCHEDULERS))}")
     return SCHEDULERS[name](rng=rng, **params)

@@ -21,7 +21,7 @@ class Seq:
     arrival: float
     prompt_len: int
     output_len: int  # tokens it will generate (the workload's truth, capped by max_tokens/len)
-    segments: list  # prompt content [[content_id, tokens], ...]
+    segments: list | tuple  # prompt content [[content_id, tokens], ...] (never mutated: shared)
     out_cid: str  # content id of its output tokens (chat: the next turn's prompt reuses it)
     order: int  # submit order: the final tie-break everywhere
     tenant: int = 0
@@ -46,18 +46,17 @@ class Seq:
     first_token: float = -1.0
     cached_tokens: int = -1  # prompt tokens hit in the prefix cache at first admission
     preemptions: int = 0
-    predicted: float = -1.0  # sjf_predicted's estimate of output_len
-    level: int = 0  # mlfq level
-    level_end: int = NEVER  # demoted when generated reaches this (set by the scheduler: mlfq)
+    level: int = 0  # the policy's level (mlfq), written by the scheduler
+    level_end: int = NEVER  # demoted when generated reaches this (mlfq)
     prefilled: bool = False  # role=decode: arrived with its prompt KV computed elsewhere
     samples: int = 1  # parallel samples still to fork from this one (n); 1 once forked
     group: list | None = None  # shared by the samples of one request: [left, finish, preemptions]
     root: str | None = None  # the content id its block hashes fold in first (paged.root_of)
-    _hashes: list | None = None
+    _hashes: tuple | None = None
     _hashes_all: bool = False  # _hashes covers every full block of prompt + output
 
     def __deepcopy__(self, memo: dict) -> Seq:
-        """Checkpoints copy what changes; segments and hashes are never mutated, so shared."""
+        """Checkpoints copy what changes; segments (the stream's) and hashes (a tuple) are shared."""
         new = copy.copy(self)
         memo[id(self)] = new
         new.blocks = list(self.blocks)
@@ -65,11 +64,11 @@ class Seq:
             new.group = copy.deepcopy(self.group, memo)
         return new
 
-    def full_hashes(self, block_size: int, n: int) -> list[int]:
+    def full_hashes(self, block_size: int, n: int) -> tuple[int, ...]:
         """Hashes of (at least) the first ``n`` full blocks of prompt + output, computed lazily."""
         h = self._hashes
         if h is None or (len(h) < n and not self._hashes_all):
-            segs = self.segments + [[self.out_cid, self.output_len]]
-            h = self._hashes = block_hashes(segs, block_size, limit=max(n, 1))
+            segs = [*self.segments, (self.out_cid, self.output_len)]
+            h = self._hashes = tuple(block_hashes(segs, block_size, limit=max(n, 1)))
             self._hashes_all = len(h) < max(n, 1)
         return h

@@ -19,11 +19,11 @@ __all__ = ["PANEL_PARAMS", "GCPanel", "collectors", "make_panel", "workload"]
 
 _C = Costs()
 PANEL_PARAMS = {
-    "heap": Param(int, 1 << 20, "heap size, bytes (copying uses half of it at a time)", min=64),
-    "mark_cost": Param(float, _C.mark, "seconds per object marked", min=0.0),
-    "copy_cost": Param(float, _C.copy, "seconds per byte copied or slid", min=0.0),
-    "sweep_cost": Param(float, _C.sweep, "seconds per object swept or freed by reference counting", min=0.0),
-    "pause_cost": Param(float, _C.pause, "fixed seconds of each stop-the-world pause", min=0.0),
+    "heap": Param(int, 1 << 20, "heap size, bytes (copying uses half of it at a time)", min=64, max=1 << 30),
+    "mark_cost": Param(float, _C.mark, "seconds per object marked", min=0.0, max=1.0),
+    "copy_cost": Param(float, _C.copy, "seconds per byte copied or slid", min=0.0, max=1.0),
+    "sweep_cost": Param(float, _C.sweep, "seconds per object swept or freed by reference counting", min=0.0, max=1.0),
+    "pause_cost": Param(float, _C.pause, "fixed seconds of each stop-the-world pause", min=0.0, max=1.0),
 }
 
 

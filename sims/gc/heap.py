@@ -137,7 +137,7 @@ class FreeList(Checkpointed):
     def check(self) -> None:
         total = 0
         end = self.lo - 1
-        for a, s in zip(self.starts, self.sizes):
+        for a, s in zip(self.starts, self.sizes, strict=True):
             assert s > 0 and a > end and a >= self.lo and a + s <= self.hi, "free blocks overlap or touch"
             end = a + s
             total += s
@@ -231,7 +231,7 @@ class Heap(Checkpointed):
         for fl in spaces:
             fl.check()
         spans = [(o.addr, o.size) for o in self.objects.values()]
-        spans.extend((a, s) for fl in spaces for a, s in zip(fl.starts, fl.sizes))
+        spans.extend((a, s) for fl in spaces for a, s in zip(fl.starts, fl.sizes, strict=True))
         spans.sort()
         end = -1
         total_used = 0

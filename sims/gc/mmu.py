@@ -98,7 +98,7 @@ def mmu_brute(starts: list[float], lens: list[float], end: float, w: float, step
     for i in range(steps + 1):
         t = (end - w) * i / steps
         busy = 0.0
-        for s, d in zip(starts, lens):
+        for s, d in zip(starts, lens, strict=True):
             lo, hi = max(s, t), min(s + d, t + w)
             if hi > lo:
                 busy += hi - lo

@@ -153,7 +153,8 @@ class GCPanel(Panel):
             "failed_allocs": len(self.failed),
             "skipped_ops": self.skipped,
         }
-        for (label, _), tracker in zip(WINDOWS, self.mmus):
+        m.update(col.metrics())
+        for (label, _), tracker in zip(WINDOWS, self.mmus, strict=True):
             m[label] = tracker.value(heap.pause_at, heap.pause_len, heap.pause_before, end)
         return m
 
@@ -188,7 +189,7 @@ class GCPanel(Panel):
             strip.append(code)
         now = heap.now
         pauses = []
-        for s, d in zip(reversed(heap.pause_at), reversed(heap.pause_len)):
+        for s, d in zip(reversed(heap.pause_at), reversed(heap.pause_len), strict=True):
             if s + d < now - TIMELINE or len(pauses) >= 400:
                 break
             pauses.append([s, d])

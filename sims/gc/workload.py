@@ -20,24 +20,27 @@ from collections.abc import Iterator
 from random import Random
 
 from sims.core.dists import exponential
+from sims.core.limits import MAX_DURATION, MAX_RATE
 from sims.core.registry import Param, workload
 
 
 @workload(
     "mutator",
-    rate=Param(float, 20000.0, "objects allocated per second", above=0.0),
-    size_min=Param(int, 16, "smallest ordinary object, bytes", min=8),
-    size_max=Param(int, 256, "largest ordinary object, bytes", min=8),
-    children=Param(int, 4, "a structure has 0..children children, uniformly", min=0),
+    rate=Param(float, 20000.0, "objects allocated per second", above=0.0, max=MAX_RATE),
+    size_min=Param(int, 16, "smallest ordinary object, bytes", min=8, max=1 << 20),
+    size_max=Param(int, 256, "largest ordinary object, bytes", min=8, max=1 << 20),
+    children=Param(int, 4, "a structure has 0..children children, uniformly", min=0, max=64),
     young_frac=Param(float, 0.9, "share of structures that die young", min=0.0, max=1.0),
-    young_life=Param(float, 0.01, "mean lifetime of a young structure, seconds", above=0.0),
-    old_life=Param(float, 0.0, "mean lifetime of a long-lived structure, seconds (0 = forever)", min=0.0),
+    young_life=Param(float, 0.01, "mean lifetime of a young structure, seconds", above=0.0, max=MAX_DURATION),
+    old_life=Param(
+        float, 0.0, "mean lifetime of a long-lived structure, seconds (0 = forever)", min=0.0, max=MAX_DURATION
+    ),
     cycle_p=Param(float, 0.0, "chance a structure's last child points back to its head", min=0.0, max=1.0),
     link_p=Param(float, 0.0, "chance a long-lived structure is made to point to a new one", min=0.0, max=1.0),
     large_p=Param(float, 0.0, "chance a structure is one large object instead", min=0.0, max=1.0),
-    large_size=Param(int, 65536, "bytes of a large object", min=8),
-    large_life=Param(float, 0.005, "mean lifetime of a large object, seconds", above=0.0),
-    base_live=Param(int, 0, "bytes of long-lived structures built at t = 0", min=0),
+    large_size=Param(int, 65536, "bytes of a large object", min=8, max=1 << 30),
+    large_life=Param(float, 0.005, "mean lifetime of a large object, seconds", above=0.0, max=MAX_DURATION),
+    base_live=Param(int, 0, "bytes of long-lived structures built at t = 0", min=0, max=1 << 24),
 )
 def mutator(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Structures of objects with young and long lifetimes, cycles, links and large objects."""
@@ -90,18 +93,15 @@ def mutator(params: dict, rng: Random, duration: float) -> Iterator[dict]:
                 where[last] = i
         return {"t": t, "kind": "drop", "id": head}
 
-    out: list[dict] = []
     built = 0
-    while built < p["base_live"]:
-        n0 = len(out)
+    while built < p["base_live"]:  # each structure yielded as built: a reader may stop early
+        out: list[dict] = []
         head, _ = build(0.0, out, large_ok=False)
-        for ev in out[n0:]:
-            if ev["kind"] == "alloc":
-                built += ev["size"]
+        built += sum(ev["size"] for ev in out if ev["kind"] == "alloc")
         where[head] = len(longs)
         longs.append(head)
         schedule(0.0, head, p["old_life"])
-    yield from out
+        yield from out
     t = 0.0
     while True:
         t += exponential(rng, rate)

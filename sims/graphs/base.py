@@ -1,19 +1,19 @@
-"""What every algorithm is: a generator of steps over the search state.
+"""What every graph algorithm is: a stepping algorithm (``sims.steps``) over the search state.
 
-One step is one expansion, one relaxation, one union or one edge considered. Each step is
-``(line, template, args)``: the index of the pseudocode line it came from, and a sentence
-(``template.format(*args)``, formatted only when a view asks for it, so replaying is cheap).
+One step is one expansion, one relaxation, one union or one edge considered. ``run(g, s, q)``
+yields ``(line, template, args)`` steps; ``show`` and ``narrate`` come from ``sims.steps``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from sims.graphs.graph import INF, Graph, Search
+from sims.graphs.graph import Graph, Search
+from sims.steps import Step, StepAlgorithm
 
-Step = tuple[int, str, tuple]
+__all__ = ["Algorithm", "Query", "Step"]
 
 
 @dataclass(frozen=True)
@@ -25,12 +25,10 @@ class Query:
     stop_at_target: bool = True
 
 
-class Algorithm:
+class Algorithm(StepAlgorithm):
     """A policy: ``run`` yields the steps of one algorithm; the search state is the mechanism."""
 
-    PARAMS: ClassVar[dict[str, Any]] = {}
-    PSEUDOCODE: ClassVar[tuple[str, ...]] = ()
-    kind: ClassVar[str] = "path"  # path | order | tree | sets | all_pairs: the shape of its result
+    kind: ClassVar[str] = "path"  # path | order | tree | sets | all_pairs | sides | pairs: its result's shape
     frontier_kind: ClassVar[str] = ""  # queue | stack | heap
     needs_source: ClassVar[bool] = True
     needs_target: ClassVar[bool] = False
@@ -38,21 +36,3 @@ class Algorithm:
 
     def run(self, g: Graph, s: Search, q: Query) -> Iterator[Step]:
         raise NotImplementedError
-
-
-def show(x: Any) -> str:
-    """A distance or weight as narration shows it."""
-    if isinstance(x, float):
-        if x == INF:
-            return "∞"
-        if x == -INF:
-            return "-∞"
-        return f"{x:.3g}" if x != int(x) else str(int(x))
-    return str(x)
-
-
-def narrate(step: Step | None) -> str:
-    if step is None:
-        return ""
-    _, template, args = step
-    return template.format(*(show(a) for a in args))

@@ -102,6 +102,8 @@ class Search:
         self.k = -1  # Floyd-Warshall's round (intermediate node allowed), or the current source
         self.order: list[int] = []  # topological order
         self.cycle: list[int] = []  # a cycle found (topological sort, Bellman-Ford)
+        self.side: list[int] | None = None  # two-colouring: each node's colour (0, 1; -1: not yet)
+        self.missing: list[tuple[int, int]] = []  # the complete check: pairs of nodes with no edge
         self.uf_parent: list[int] | None = None  # Union-Find's parent pointers
         self.uf_rank: list[int] | None = None
         self.finds = 0
@@ -192,6 +194,11 @@ class Search:
                 ru, rv = root(u), root(v)
                 assert ru != rv, "the tree closes a cycle"
                 roots[ru] = rv
+        if self.side is not None and not self.cycle:  # no odd cycle found yet: a proper colouring so far
+            adj = {(u, v) for u, v, _ in self.g.edges}
+            for u, v in adj:
+                if self.side[u] >= 0 and self.side[u] == self.side[v] and u in self.visit and v in self.visit:
+                    raise AssertionError(f"{self.g.names[u]}–{self.g.names[v]}: one colour on both ends, unreported")
         if self.uf_parent is not None:
             parent, rank = self.uf_parent, self.uf_rank
             for v in range(n):

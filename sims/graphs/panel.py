@@ -1,62 +1,35 @@
 """The graph panel: one algorithm stepping over the stream's graph on the virtual clock.
 
-The graph arrives as one stream event (``kind = "graph"``); from its time on the algorithm takes
-one step every ``1 / speed`` virtual seconds, so play, step (``next_time``) and seek work as in
-every topic. The algorithm is a generator, which cannot be copied: a checkpoint records how many
-steps were taken, and the copy replays them (deterministically) the first time it is used.
+The graph arrives as one stream event (``kind = "graph"``); ``sims.steps.StepPanel`` takes one
+step of the algorithm every ``1 / speed`` virtual seconds from its time on, and replays steps for
+checkpoints. This panel builds the search state and reads it out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from sims.core.panel import Panel
-from sims.graphs.base import Query, narrate
+from sims.graphs.base import Query
 from sims.graphs.graph import INF, Graph, Search
+from sims.steps import Step, StepPanel
 
 MAX_DRAWN_EDGES = 2500  # above this the view leaves the edges out
 MAX_MATRIX = 40  # all-pairs matrices up to this many nodes are drawn
+MAX_WEIGHTED_EDGES = 30  # edges up to this many are drawn with their weights
 
 
-class GraphPanel(Panel):
+class GraphPanel(StepPanel):
     topic = "graphs"
+    INPUT = "graph"
 
     def __init__(self, name: str, params: dict, ctx, algo) -> None:
-        super().__init__(name, params, ctx)
-        if not params["speed"] > 0:
-            raise ValueError(f"speed must be > 0 steps per second, got {params['speed']!r}")
-        self.algo = algo
-        self.speed = params["speed"]
+        super().__init__(name, params, ctx, algo)
         self.g: Graph | None = None
         self.s: Search | None = None
-        self.gen = None
-        self.ev: dict | None = None
-        self.t0 = 0.0
-        self.steps = 0
-        self.done = False
-        self.last = None  # the latest step: (line, template, args)
-        self._pending = 0  # steps a checkpoint copy still has to replay
 
-    # -- checkpoints --------------------------------------------------------------------------------
-    def __deepcopy__(self, memo: dict) -> GraphPanel:
-        new = GraphPanel(self.name, self.params, self.ctx, self.algo)
-        memo[id(self)] = new
-        if self.ev is not None:
-            new.ev, new.t0 = self.ev, self.t0
-            new._pending = self.steps + self._pending
-        return new
-
-    def _ready(self) -> None:
-        if self.ev is not None and self.gen is None:
-            n = self._pending
-            self._pending = 0
-            self._start(self.ev)
-            for _ in range(n):
-                self._step()
-
-    # -- driving ------------------------------------------------------------------------------------
-    def _start(self, ev: dict) -> None:
-        g = self.g = Graph(ev)
+    def start(self, ev: dict) -> Iterator[Step]:
+        g = self.g = Graph({**ev, "directed": False} if self.params.get("undirected") else ev)
         self.s = Search(g)
         a, p = self.algo, self.params
         src = g.node(p["source"], "source") if p["source"] else g.source
@@ -66,38 +39,7 @@ class GraphPanel(Panel):
         if a.needs_source and src < 0:
             raise ValueError(f"{a.policy_name} needs a source node")
         self.s.frontier_kind = a.frontier_kind
-        self.gen = a.run(g, self.s, Query(src, dst, p["stop_at_target"]))
-        self.steps, self.done, self.last = 0, False, None
-
-    def _step(self) -> None:
-        try:
-            self.last = next(self.gen)
-            self.steps += 1
-        except StopIteration:
-            self.done = True
-
-    def on_event(self, ev: dict) -> None:
-        if ev.get("kind") == "graph":
-            self.ev, self.t0 = ev, ev["t"]
-            self._pending = 0
-            self._start(ev)
-
-    def advance(self, until: float) -> None:
-        self._ready()
-        while self.gen is not None and not self.done and self.t0 + (self.steps + 1) / self.speed <= until:
-            self._step()
-
-    def next_time(self) -> float | None:
-        self._ready()
-        if self.gen is None or self.done:
-            return None
-        return self.t0 + (self.steps + 1) / self.speed
-
-    def run_to_end(self) -> None:
-        """Every remaining step at once (``contention trace``)."""
-        self._ready()
-        while self.gen is not None and not self.done:
-            self._step()
+        return a.run(g, self.s, Query(src, dst, p["stop_at_target"]))
 
     # -- reading ------------------------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:
@@ -131,17 +73,7 @@ class GraphPanel(Panel):
         }
 
     def view(self) -> dict[str, Any]:
-        self._ready()
-        a = self.algo
-        out: dict[str, Any] = {
-            "kind": "graph",
-            "algorithm": a.policy_name,
-            "pseudocode": list(a.PSEUDOCODE),
-            "line": self.last[0] if self.last else -1,
-            "narration": narrate(self.last),
-            "steps": self.steps,
-            "done": self.done,
-        }
+        out: dict[str, Any] = {"kind": "graph", **self.step_view()}
         g, s = self.g, self.s
         if g is None or s is None:
             return out
@@ -165,6 +97,12 @@ class GraphPanel(Panel):
         )
         if g.layout != "grid" and len(g.edges) <= MAX_DRAWN_EDGES:  # a grid's cells say enough
             out["edges"] = [[u, v] for u, v, _ in g.edges]
+            if len(g.edges) <= MAX_WEIGHTED_EDGES and any(w != 1 for _, _, w in g.edges):
+                out["weights"] = [w for _, _, w in g.edges]
+        if s.side is not None:
+            out["sides"] = s.side
+        if s.missing:
+            out["missing"] = [list(pair) for pair in s.missing]
         if s.uf_parent is not None:
             out["parents"] = s.uf_parent
         if s.matrix is not None and g.n <= MAX_MATRIX:

@@ -252,7 +252,9 @@ class AStar(Algorithm):
     frontier_kind = "heap"
     needs_target = True
     needs_coords = True
-    PARAMS = {"h_scale": Param(float, 1.0, "cost per unit of coordinate distance (the least weight per unit)", min=0)}
+    PARAMS = {
+        "h_scale": Param(float, 1.0, "cost per unit of coordinate distance (the least weight per unit)", min=0, max=1e6)
+    }
     PSEUDOCODE = (
         "g[s] ← 0; push (h(s), s)",
         "while the open heap is not empty:",
@@ -352,7 +354,7 @@ class AStarInadmissible(AStar):
 
     PARAMS = {
         **AStar.PARAMS,
-        "inflate": Param(float, 3.0, "factor over the Manhattan distance (> 1 overestimates)", min=0),
+        "inflate": Param(float, 3.0, "factor over the Manhattan distance (> 1 overestimates)", min=0, max=1e6),
     }
 
     def __init__(self, h_scale: float = 1.0, inflate: float = 3.0) -> None:

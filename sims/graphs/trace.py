@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sims.core.panel import PanelContext
 from sims.core.registry import get_policy, load_topic, resolve_params
-from sims.core.trace import TraceArg, TraceError, TraceSpec, bad_token, lines
+from sims.core.trace import InputError, TraceArg, TraceError, TraceSpec, bad_token, lines
 from sims.graphs.graph import INF
 
 
@@ -70,19 +70,19 @@ def replay(algorithm: str, ev: dict, source: str | None = None, target: str | No
     names = [nd[0] for nd in ev["nodes"]]
     for flag, value in (("--source", source), ("--target", target)):
         if value is not None and value not in names:
-            raise ValueError(f"{flag} {value!r} is not a node of the graph")
+            raise InputError(f"{flag} {value!r} is not a node of the graph")
     if cls.needs_source and cls.kind == "path" and source is None:
-        raise ValueError(f"--algorithm {algorithm} needs --source")
+        raise InputError(f"--algorithm {algorithm} needs --source")
     if cls.needs_target and target is None:
-        raise ValueError(f"--algorithm {algorithm} needs --target")
+        raise InputError(f"--algorithm {algorithm} needs --target")
     if cls.needs_coords:
         missing = [nm for nm in names if nm not in set(ev.get("placed", names))]
         if missing:
-            raise ValueError(
+            raise InputError(
                 f"--algorithm {algorithm} reads coordinates: node {missing[0]!r} has no 'node NAME X Y' line"
             )
     if not names:
-        raise ValueError("the graph has no edges")
+        raise InputError("the graph has no edges")
     given = {"source": source or "", "target": target or "", "stop_at_target": cls.needs_target}
     params = resolve_params(dict(topic.panel_params) | dict(cls.PARAMS), given, "trace")
     panel = topic.make_panel(algorithm, algorithm, params, PanelContext(0, 0.0, [ev], algorithm))
@@ -104,6 +104,18 @@ def shape(algorithm: str, kind: str, s, with_path: bool) -> dict:
         if s.cycle:
             return {"algorithm": algorithm, "cycle": [names[v] for v in s.cycle]}
         return {"algorithm": algorithm, "order": [names[v] for v in s.order]}
+    if kind == "sides":
+        if s.cycle:
+            return {"algorithm": algorithm, "bipartite": False, "cycle": [names[v] for v in s.cycle]}
+        sides = [sorted(names[v] for v in range(len(names)) if s.side[v] == c) for c in (0, 1)]
+        return {"algorithm": algorithm, "bipartite": True, "sides": sides}
+    if kind == "pairs":
+        return {
+            "algorithm": algorithm,
+            "complete": not s.missing,
+            "pairs": s.relaxed,
+            "missing": [[names[u], names[v]] for u, v in s.missing],
+        }
     if kind == "sets":
         comps = sorted(sorted(names[v] for v in c) for c in s.components())
         return {"algorithm": algorithm, "components": comps}

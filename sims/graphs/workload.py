@@ -20,6 +20,8 @@ hash is the same everywhere and no float rounds a distance. Shapes:
   ``cycle`` adds a reachable cycle of negative total weight.
 - ``unions``: nodes joined one at a time to a random earlier one, the old set's node named first
   (the order that makes Union-Find without rank build long chains), plus redundant edges.
+- ``kinds``: a small graph on a circle, drawn as the kind of graph ``graph_kind`` names (directed,
+  undirected, weighted, unweighted, dag, cyclic, complete, bipartite): see ``kindgraphs.py``.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from math import isqrt
 from random import Random
 
 from sims.core.registry import Param, workload
+from sims.graphs.kindgraphs import KINDS, kinds_graph
 
-SHAPES = ("grid", "maze", "road", "random", "dag", "negative", "unions")
+SHAPES = ("grid", "maze", "road", "random", "dag", "negative", "unions", "kinds")
 
 
 def _grid(p: dict, rng: Random) -> dict:
@@ -258,20 +261,21 @@ BUILDERS = {
     "dag": _dag,
     "negative": _negative,
     "unions": _unions,
+    "kinds": kinds_graph,
 }
 
 
 @workload(
     "graph",
-    shape=Param(str, "grid", "grid | maze | road | random | dag | negative | unions", choices=SHAPES),
+    shape=Param(str, "grid", " | ".join(SHAPES), choices=SHAPES),
     width=Param(int, 24, "grid and maze: columns", min=2, max=200),
     height=Param(int, 16, "grid and maze: rows", min=2, max=200),
     walls=Param(float, 0.25, "grid: share of cells that are walls", min=0, max=0.9),
     hills=Param(int, 4, "grid: patches of expensive terrain", min=0, max=100),
     ridge=Param(int, 0, "grid: columns of a costly ridge down the middle, passable in the top rows", min=0, max=200),
     loops=Param(float, 0.1, "maze: share of the remaining walls knocked out", min=0, max=1),
-    n=Param(int, 40, "road, random, dag, negative, unions: nodes", min=2, max=5000),
-    edges=Param(int, 80, "random and negative: edges in all (at least n - 1)", min=1, max=100000),
+    n=Param(int, 40, "road, random, dag, negative, unions, kinds (at most 26): nodes", min=2, max=5000),
+    edges=Param(int, 80, "random, negative, kinds: edges in all (at least n - 1)", min=1, max=100000),
     degree=Param(int, 3, "road: roads from each town to its nearest towns", min=1, max=10),
     layers=Param(int, 6, "dag: layers of build tasks", min=2, max=100),
     max_weight=Param(int, 9, "largest weight (grid: the costliest terrain)", min=1, max=1000000),
@@ -279,6 +283,8 @@ BUILDERS = {
     directed=Param(bool, False, "random: edges one way only"),
     cycle=Param(bool, False, "dag: one dependency backwards; negative: a negative cycle"),
     redundant=Param(float, 0.3, "unions: chance of an extra edge inside a set after each join", min=0, max=1),
+    graph_kind=Param(str, "undirected", "kinds: " + " | ".join(KINDS), choices=KINDS),
+    odd_edge=Param(bool, False, "kinds, bipartite: add one edge inside a side (an odd cycle)"),
 )
 def graph(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """One seeded graph of the named shape, as one event at t = 0."""

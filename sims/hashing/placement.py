@@ -12,7 +12,7 @@ import hashlib
 from bisect import bisect_right
 
 from sims.core.panel import Shared
-from sims.core.registry import Param, register_policy
+from sims.core.registry import Param, State, register_policy
 from sims.core.rng import MASK64 as MASK
 from sims.core.rng import mix64
 
@@ -88,10 +88,15 @@ class Modulo(Placement):
 
 @register_policy("hashing", "ring")
 class Ring(Placement):
-    """Karger's ring: each member owns ``vnodes`` points; a key goes to the first point at or
-    after its hash, clockwise. Points are sorted by hash, ties by member name."""
+    """Karger's ring: each member owns ``vnodes`` points; a key goes to the first point strictly
+    after its hash, clockwise (a key whose hash equals a point's goes to the next point:
+    ``bisect_right``). Points are sorted by hash, ties by member name."""
 
-    PARAMS = {"vnodes": Param(int, 100, "points on the ring per member")}
+    PARAMS = {
+        "vnodes": Param(
+            int, 100, "points on the ring per member", min=1, max=10_000, state=State(bytes=130, times=("nodes",))
+        )
+    }
 
     def __init__(self, vnodes: int = 100, **params: object) -> None:
         super().__init__()
@@ -115,7 +120,7 @@ class Ring(Placement):
         self.owners = [p[1] for p in ring]
 
     def start(self, kh: int) -> int:
-        """Index of the first point clockwise from kh."""
+        """Index of the first point clockwise from kh, strictly after it (wrapping to 0)."""
         i = bisect_right(self.hashes, kh)
         return 0 if i == len(self.hashes) else i
 
@@ -177,7 +182,7 @@ class BoundedLoad(Ring):
     from the key's point to the first member whose in-flight load is below
     ceil(c * (in_flight + 1) / members). ``lookup`` gives the first choice (no load)."""
 
-    PARAMS = Ring.PARAMS | {"c": Param(float, 1.25, "load bound: at most c times the mean")}
+    PARAMS = Ring.PARAMS | {"c": Param(float, 1.25, "load bound: at most c times the mean", min=1.0, max=100.0)}
     consistent = False  # the first choice is consistent; the placement under load is not
     tracks_load = True  # the panel counts requests in flight for it (Placement: False)
 

@@ -34,7 +34,9 @@ API a protocol builds on
   its timers fire after ``delay / rate`` of real time), ``{"fault": "link", "loss": 0.2}``
   (change loss / duplicate / reorder for the whole network);
 - ``in_flight(now)``: messages on the wire ``[(src, dst, sent, arrives, msg)]`` for views;
-- ``can_reach(a, b)``; ``group_of``; counters ``sent delivered dropped duplicated``.
+- ``can_reach(a, b)``; ``group_of``; counters ``sent delivered dropped duplicated``;
+- ``trace``: None, or a ``sims.net.trace.Trace`` that logs every message copy's fate and every
+  fault applied (a panel sets it to draw a run; it changes nothing else).
 
 Semantics: a message's delay is drawn from ``delay`` when sent (plus the slow nodes' extra); with
 probability ``reorder`` it is held back by another draw (so it overtakes nothing but is overtaken);

@@ -11,7 +11,7 @@ from sims.core import dists
 from sims.core.clock import Clock
 from sims.core.panel import Checkpointed
 
-_MSG = 0  # heap item (_MSG, src, dst, sent, msg)
+_MSG = 0  # heap item (_MSG, src, dst, sent, msg), plus the trace's index while recording
 _TIMER = 1  # heap item (_TIMER, node, name, token)
 
 DELAY_KINDS = ("fixed", "uniform", "exponential", "lognormal")
@@ -121,6 +121,7 @@ class Network(Checkpointed):
         self.partitioned = False
         self._token = 0
         self.sent = self.delivered = self.dropped = self.duplicated = 0
+        self.trace = None  # a sims.net.trace.Trace while a run is recorded for a diagram
         for i, node in enumerate(nodes):
             node.net = self
             # an int seed: a float seed goes through the float's 32-bit hash in Pyodide (wasm32), a different stream
@@ -164,12 +165,16 @@ class Network(Checkpointed):
             del node.timers[name]
             node.on_timer(name, t)
             return True
-        _, src, dst, _sent, msg = item
+        src, dst, msg = item[1], item[2], item[4]
         node = self.nodes[dst]
         if not node.up or self.group[src] != self.group[dst]:
             self.dropped += 1
+            if self.trace is not None:
+                self.trace.arrived(item[5], t, "crash" if not node.up else "partition")
             return False
         self.delivered += 1
+        if self.trace is not None:
+            self.trace.arrived(item[5], t, "delivered")
         node.on_message(src, msg, t)
         return True
 
@@ -179,6 +184,8 @@ class Network(Checkpointed):
         self.sent += 1
         if self.loss > 0.0 and rng.random() < self.loss:
             self.dropped += 1
+            if self.trace is not None:
+                self.trace.arrived(self.trace.sent(self.clock.now, src, dst, msg), self.clock.now, "loss")
             return
         copies = 2 if self.duplicate > 0.0 and rng.random() < self.duplicate else 1
         self.duplicated += copies - 1
@@ -189,7 +196,10 @@ class Network(Checkpointed):
                 d += self.delay.draw(rng)
             if hold > 0.0:
                 d += hold
-            self.clock.schedule(now + d, (_MSG, src, dst, now, msg))
+            if self.trace is None:
+                self.clock.schedule(now + d, (_MSG, src, dst, now, msg))
+            else:  # the record's index rides with the message
+                self.clock.schedule(now + d, (_MSG, src, dst, now, msg, self.trace.sent(now, src, dst, msg)))
 
     def set_timer(self, node: Node, delay: float, name: str) -> None:
         self._token += 1
@@ -204,6 +214,8 @@ class Network(Checkpointed):
     def apply(self, fault: dict, now: float) -> None:
         """Apply one fault event (see the package docstring); unknown kinds raise ValueError."""
         kind = fault["fault"]
+        if self.trace is not None:
+            self.trace.fault(now, fault)
         if kind == "partition":
             group = [len(fault["groups"])] * self.n
             for g, members in enumerate(fault["groups"]):

@@ -1,6 +1,7 @@
-"""Page replacement: FIFO, LRU, CLOCK, LFU, random and Bélády's OPT over ``frames`` page frames.
+"""Page replacement: FIFO, LRU, CLOCK, LFU, random and Bélády's OPT, and the textbook's second
+chance, aging and NRU, over ``frames`` page frames.
 
-Each policy (``policies.py``) is registered by name; ``PagingPanel`` runs one over the shared
+Each policy (``policies.py``, ``variants.py``) is registered by name; ``PagingPanel`` runs one over the shared
 reference stream and counts faults. Sizes count pages.
 """
 
@@ -10,10 +11,12 @@ from array import array
 from pathlib import Path
 
 from sims.core.panel import Panel, PanelContext
-from sims.core.registry import Param, Topic, get_policy, register_topic
-from sims.core.trace import TraceArg, TraceSpec, bad_token, lines
+from sims.core.registry import Param, State, Topic, get_policy, register_topic
+from sims.core.trace import InputError, TraceArg, TraceSpec, bad_token, lines
 from sims.paging import policies as _policies  # noqa: F401  (registers the policies)
+from sims.paging import variants as _variants  # noqa: F401  (second chance, aging, NRU)
 from sims.paging.panel import PagingPanel
+from sims.replace.edit import ReplacementEdits
 
 
 def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
@@ -69,7 +72,7 @@ class _Refs:
 def _run_trace(policy: str, args: dict, path: Path) -> dict:
     frames = args["frames"]
     if frames is None or frames < 1:
-        raise ValueError(f"--frames must be a positive integer, got {frames!r}")
+        raise InputError(f"--frames must be a positive integer, got {frames!r}")
     cls = get_policy("paging", policy)
     events = _Refs(read_pages(path))
     ctx = PanelContext(seed=0, duration=float(len(events)), events=events, panel_name=policy)
@@ -87,7 +90,12 @@ register_topic(
     Topic(
         "paging",
         make_panel,
-        panel_params={"frames": Param(int, 4, "page frames: how many pages fit in memory", min=1)},
+        panel_params={
+            "frames": Param(
+                int, 4, "page frames: how many pages fit in memory", min=1, max=1 << 22, state=State(bytes=16, fill=150)
+            )
+        },
         trace=TRACE,
+        edit=ReplacementEdits(),
     )
 )

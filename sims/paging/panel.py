@@ -1,6 +1,7 @@
 """The paging panel: one replacement policy over the shared reference stream.
 
-Stream events: ``{"t", "kind": "ref", "key": page}``; the "scan" action
+Stream events: ``{"t", "kind": "ref", "key": page}`` (``"op": "w"``: a write, which NRU's M bit
+records); the "scan" action
 ``{"kind": "scan", "start": page, "length": n}`` touches pages start..start+n-1 at one instant
 (the same event the cache topic uses).
 """
@@ -35,7 +36,8 @@ class PagingPanel(Panel):
 
     def __init__(self, name, params, ctx, cls) -> None:
         super().__init__(name, params, ctx)
-        self.policy = cls(params["frames"], ctx.events, ctx.rng("evict"))
+        extra = {k: params[k] for k in getattr(cls, "PARAMS", {}) if k in params}
+        self.policy = cls(params["frames"], ctx.events, ctx.rng("evict"), **extra)
         self.scans = _Positions([k for k, ev in enumerate(ctx.events) if ev["kind"] == "scan"])
         self.refs = 0
         self.hits = 0
@@ -56,7 +58,7 @@ class PagingPanel(Panel):
                 self.hits += hits
             for j in range(max(k, cut), stop):
                 if events[j]["kind"] == "ref":
-                    self._one(events[j]["key"])
+                    self._one(events[j]["key"], events[j].get("op") == "w")
             if stop < hi:
                 for page in scan_pages(events[stop]):
                     self._one(page)
@@ -68,13 +70,15 @@ class PagingPanel(Panel):
         """An event outside the stream (e.g. injected by hand): refs and scans; OPT treats a page
         it did not foresee as never used again."""
         if ev["kind"] == "ref":
-            self._one(ev["key"])
+            self._one(ev["key"], ev.get("op") == "w")
         elif ev["kind"] == "scan":
             for page in scan_pages(ev):
                 self._one(page)
 
-    def _one(self, page: int) -> None:
+    def _one(self, page: int, write: bool = False) -> None:
         hit = self.policy.access(page)
+        if write:
+            self.policy.wrote(page)
         self.refs += 1
         self.hits += hit
         self.recent.append([page, bool(hit)])

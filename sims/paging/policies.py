@@ -29,8 +29,11 @@ class PagingPolicy(Replacement):
 
     size_name = "frames"
 
-    def __init__(self, frames: int, events: list | None = None, rng: random.Random | None = None) -> None:
+    def __init__(self, frames: int, events: list | None = None, rng: random.Random | None = None, **_) -> None:
         super().__init__(frames)
+
+    def wrote(self, key: Hashable) -> None:
+        """The reference to ``key`` just served was a write (NRU's M bit); most policies ignore it."""
 
     @property
     def frames(self) -> int:

@@ -7,25 +7,35 @@ measured: ``mean_in_system`` integrates the number in the system over time).
 
 from __future__ import annotations
 
+from sims.core.limits import MAX_DURATION
 from sims.core.panel import Panel
-from sims.core.registry import Param, Topic, get_policy, register_topic
+from sims.core.registry import Param, State, Topic, get_policy, register_topic
 from sims.queues import policies, workload
 from sims.queues.panel import QueuePanel
+from sims.queues.retry import RETRY_PARAMS
 from sims.queues.trace import TRACE
 
 __all__ = ["PANEL_PARAMS", "QueuePanel", "make_panel", "policies", "workload"]
 
 PANEL_PARAMS = {
-    "servers": Param(int, 1, "servers in all, split evenly between the queues"),
-    "queues": Param(int, 1, "separate waiting lines; an arrival joins one by `split`"),
-    "split": Param(str, "random", "how an arrival picks a queue: random | round_robin | shortest"),
-    "speed": Param(float, 1.0, "work per second of each server (service time = size / speed)"),
-    "timeout": Param(float, 0.0, "a client stops waiting after this many seconds; 0 = never"),
-    "retries": Param(int, 0, "attempts a client makes after a timeout or a drop"),
-    "backoff": Param(float, 0.0, "retry k waits uniform(0, backoff * 2**(k-1)) seconds; 0 = at once"),
-    "retry_budget": Param(
-        float, 0.0, "retry tokens each new request earns (10 banked at most), one per retry; 0 = no budget"
+    "servers": Param(
+        int, 1, "servers in all, split evenly between the queues", min=1, max=100_000, state=State(bytes=200)
     ),
+    "queues": Param(
+        int, 1, "separate waiting lines; an arrival joins one by `split`", min=1, max=100_000, state=State(bytes=200)
+    ),
+    "split": Param(
+        str,
+        "random",
+        "how an arrival picks a queue: random | round_robin | shortest",
+        choices=("random", "round_robin", "shortest"),
+    ),
+    "speed": Param(float, 1.0, "work per second of each server (service time = size / speed)", above=0.0, max=1e6),
+    "timeout": Param(
+        float, 0.0, "a client stops waiting after this many seconds; 0 = never", min=0.0, max=MAX_DURATION
+    ),
+    "retries": Param(int, 0, "attempts a client makes after a timeout or a drop", min=0, max=100),
+    **RETRY_PARAMS,
 }
 
 

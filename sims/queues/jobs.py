@@ -4,8 +4,9 @@ its servers (``Group``)."""
 from __future__ import annotations
 
 from sims.core.panel import Checkpointed
+from sims.queues.retry import BUDGET_CAP
 
-BUDGET_CAP = 10.0  # retry tokens a client library banks at most
+__all__ = ["BUDGET_CAP", "Group", "Job"]
 
 
 class Job(Checkpointed):

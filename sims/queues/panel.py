@@ -22,6 +22,7 @@ from math import fsum
 
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
+from sims.queues import retry
 from sims.queues.inlined import InlinedFeed
 from sims.queues.jobs import BUDGET_CAP, Group, Job
 from sims.queues.stats import Tally
@@ -169,13 +170,11 @@ class QueuePanel(InlinedFeed, Panel):
             self._retry(job, t)
 
     def _retry(self, job: Job, t: float) -> None:
-        if job.attempt >= self.retry_limit:
+        left = retry.spend(job.attempt, self.retry_limit, self.budget, self.tokens)
+        if left is None:
             return
-        if self.budget:
-            if self.tokens < 1.0:
-                return
-            self.tokens -= 1.0
-        delay = self.backoff * (1 << job.attempt) * self.rng.random() if self.backoff else 0.0
+        self.tokens = left
+        delay = retry.delay(self.backoff, job.attempt, self.rng)
         if delay:  # full jitter: uniform over [0, backoff * 2**attempt)
             heappush(self._heap, (t + delay, self._seq, job, -1))
             self._seq += 1
@@ -259,8 +258,7 @@ class QueuePanel(InlinedFeed, Panel):
             run(t)
             self.t = t
             self.requests += 1
-            if self.budget:
-                self.tokens = min(BUDGET_CAP, self.tokens + self.budget)
+            self.tokens = retry.earn(self.tokens, self.budget)
             self._arrive(Job(self.arrivals, ev["id"], 0, t, ev["size"], ev.get("cls", 0)), t)
         run(until)
         self.t = until

@@ -15,6 +15,7 @@ from heapq import heappop, heappush, nsmallest
 from itertools import islice
 from math import sqrt
 
+from sims.core.limits import MAX_DURATION
 from sims.core.panel import Checkpointed
 from sims.core.registry import Param, register_policy
 
@@ -105,7 +106,11 @@ class AdaptiveLifo(Fifo):
     than ``lifo_after`` (Facebook's adaptive LIFO, Maurer, "Fail at Scale", 2015): under
     overload the newest requests, whose clients are still waiting, are served first."""
 
-    PARAMS = {"lifo_after": Param(float, 0.05, "switch to LIFO when the oldest job has waited this long, s")}
+    PARAMS = {
+        "lifo_after": Param(
+            float, 0.05, "switch to LIFO when the oldest job has waited this long, s", min=0.0, max=MAX_DURATION
+        )
+    }
     pop_end = ""  # the mode is decided at each pop
 
     def __init__(self, lifo_after: float = 0.05, **params: object) -> None:
@@ -137,7 +142,11 @@ class AdaptiveLifo(Fifo):
 class DropTail(Fifo):
     """FIFO with room for ``capacity`` waiting jobs; an arrival that finds it full is dropped."""
 
-    PARAMS = {"capacity": Param(int, 50, "waiting jobs the buffer holds (not counting those in service)")}
+    PARAMS = {
+        "capacity": Param(
+            int, 50, "waiting jobs the buffer holds (not counting those in service)", min=0, max=10_000_000
+        )
+    }
     append_only = False
 
     def __init__(self, capacity: int = 50, **params: object) -> None:
@@ -188,7 +197,11 @@ class Priority(_Heap):
     With ``aging`` > 0 a job's effective class falls by one for every ``aging`` seconds it has
     waited (its key is arrival / aging + class), so a low class cannot wait forever."""
 
-    PARAMS = {"aging": Param(float, 0.0, "seconds of waiting worth one class of priority; 0 = no aging")}
+    PARAMS = {
+        "aging": Param(
+            float, 0.0, "seconds of waiting worth one class of priority; 0 = no aging", min=0.0, max=MAX_DURATION
+        )
+    }
 
     def __init__(self, aging: float = 0.0, **params: object) -> None:
         super().__init__()
@@ -233,9 +246,13 @@ class CoDel(Fifo):
     """
 
     PARAMS = {
-        "target": Param(float, 0.005, "acceptable standing queue delay, seconds (5 ms)"),
-        "interval": Param(float, 0.1, "window over which the minimum delay is taken, seconds (100 ms)"),
-        "mode": Param(str, "server", "server (folly's request-queue CoDel) | rfc (RFC 8289)"),
+        "target": Param(float, 0.005, "acceptable standing queue delay, seconds (5 ms)", min=0.0, max=MAX_DURATION),
+        "interval": Param(
+            float, 0.1, "window over which the minimum delay is taken, seconds (100 ms)", above=0.0, max=MAX_DURATION
+        ),
+        "mode": Param(
+            str, "server", "server (folly's request-queue CoDel) | rfc (RFC 8289)", choices=("server", "rfc")
+        ),
     }
     pop_end = ""  # it may shed at every pop
 

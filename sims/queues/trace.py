@@ -8,7 +8,7 @@ from pathlib import Path
 from sims.core.metrics import percentile
 from sims.core.panel import PanelContext
 from sims.core.registry import get_policy, load_topic, resolve_params
-from sims.core.trace import TraceArg, TraceError, TraceSpec, lines
+from sims.core.trace import InputError, TraceArg, TraceError, TraceSpec, lines
 from sims.queues.panel import QueuePanel
 
 
@@ -72,7 +72,7 @@ def replay(policy: str, servers: int, events: list[dict]) -> dict:
     """Run ``events`` through ``policy`` with ``servers`` servers until the system is empty."""
     cls = get_policy("queues", policy)
     if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
-        raise ValueError(f"--servers must be a positive integer, got {servers!r}")
+        raise InputError(f"--servers must be a positive integer, got {servers!r}")
     specs = dict(load_topic("queues").panel_params) | dict(cls.PARAMS)
     params = resolve_params(specs, {"servers": servers}, "trace")
     own = {k: params[k] for k in cls.PARAMS}

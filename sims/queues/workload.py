@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from random import Random
 
 from sims.core.dists import exponential
+from sims.core.limits import MAX_DURATION, MAX_RATE
 from sims.core.registry import Param, workload
 from sims.core.stream import Mark
 from sims.workloads import arrivals
@@ -63,23 +64,29 @@ def _arrival_times(p: dict, rng: Random, duration: float) -> Iterator[float | Ma
 
 @workload(
     "queueing",
-    arrival=Param(str, "poisson", "poisson | bursty | diurnal"),
-    rate=Param(float, 800.0, "arrivals per second (poisson; the lowest rate for diurnal)"),
-    surge_at=Param(float, 0.0, "poisson: a surge starts here (seconds)"),
-    surge_for=Param(float, 0.0, "poisson: the surge lasts this long (0 = no surge)"),
-    surge_rate=Param(float, 0.0, "poisson: arrivals per second during the surge"),
-    rate_on=Param(float, 1500.0, "bursty: arrival rate while on"),
-    rate_off=Param(float, 300.0, "bursty: arrival rate while off"),
-    mean_on=Param(float, 0.5, "bursty: mean on-period, seconds"),
-    mean_off=Param(float, 2.0, "bursty: mean off-period, seconds"),
-    peak_rate=Param(float, 1200.0, "diurnal: the highest rate"),
-    period=Param(float, 60.0, "diurnal: seconds per simulated day"),
+    arrival=Param(str, "poisson", "poisson | bursty | diurnal", choices=("poisson", "bursty", "diurnal")),
+    rate=Param(float, 800.0, "arrivals per second (poisson; the lowest rate for diurnal)", min=0.0, max=MAX_RATE),
+    surge_at=Param(float, 0.0, "poisson: a surge starts here (seconds)", min=0.0, max=MAX_DURATION),
+    surge_for=Param(float, 0.0, "poisson: the surge lasts this long (0 = no surge)", min=0.0, max=MAX_DURATION),
+    surge_rate=Param(float, 0.0, "poisson: arrivals per second during the surge", min=0.0, max=MAX_RATE),
+    rate_on=Param(float, 1500.0, "bursty: arrival rate while on", min=0.0, max=MAX_RATE),
+    rate_off=Param(float, 300.0, "bursty: arrival rate while off", min=0.0, max=MAX_RATE),
+    mean_on=Param(float, 0.5, "bursty: mean on-period, seconds", above=0.0, max=MAX_DURATION),
+    mean_off=Param(float, 2.0, "bursty: mean off-period, seconds", above=0.0, max=MAX_DURATION),
+    peak_rate=Param(float, 1200.0, "diurnal: the highest rate", min=0.0, max=MAX_RATE),
+    period=Param(float, 60.0, "diurnal: seconds per simulated day", above=0.0, max=MAX_DURATION),
     service=Param(str, "exp", "service demand: exp | fixed | pareto | lognormal"),
-    service_mean=Param(float, 0.001, "mean service demand, seconds on a speed-1 server"),
-    alpha=Param(float, 1.5, "pareto shape (> 1)"),
-    sigma=Param(float, 1.5, "lognormal sigma"),
-    classes=Param(list, [1.0], "weight of each priority class, class 0 (highest) first"),
-    stop_at=Param(float, 0.0, "no arrivals after this time, so the queue can drain (0 = arrivals to the end)"),
+    service_mean=Param(float, 0.001, "mean service demand, seconds on a speed-1 server", above=0.0, max=MAX_DURATION),
+    alpha=Param(float, 1.5, "pareto shape (> 1)", above=0.0, max=100.0),
+    sigma=Param(float, 1.5, "lognormal sigma", min=0.0, max=4.0),
+    classes=Param(list, [1.0], "weight of each priority class, class 0 (highest) first", max_items=100),
+    stop_at=Param(
+        float,
+        0.0,
+        "no arrivals after this time, so the queue can drain (0 = arrivals to the end)",
+        min=0.0,
+        max=MAX_DURATION,
+    ),
 )
 def queueing(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Arrivals of requests with a service demand and, with several classes, a priority class."""

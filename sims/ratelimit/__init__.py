@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sims.core.limits import MAX_DURATION
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_topic
-from sims.core.trace import TraceArg, TraceError, TraceSpec, bad_token, lines
+from sims.core.trace import InputError, TraceArg, TraceError, TraceSpec, bad_token, lines
 from sims.ratelimit import limiters, nginx  # noqa: F401  (nginx registers its limit_req models)
 from sims.ratelimit import tpm_policies as _tpm  # noqa: F401  (registers the token-per-minute policies)
 from sims.ratelimit.panel import LimiterPanel
@@ -27,10 +28,10 @@ def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
 def _run_trace(policy: str, args: dict, path: Path) -> dict:
     cls = get_policy("ratelimit", policy)
     if not (isinstance(cls, type) and issubclass(cls, limiters.Limiter)):
-        raise ValueError(f"policy {policy!r} cannot replay a plain arrival trace")
+        raise InputError(f"policy {policy!r} cannot replay a plain arrival trace")
     needed = [k for k in cls.PARAMS if args.get(k) is None]
     if needed:
-        raise ValueError(f"policy {policy} needs " + " and ".join(f"--{k}" for k in cls.PARAMS))
+        raise InputError(f"policy {policy} needs " + " and ".join(f"--{k}" for k in cls.PARAMS))
     limiter = cls(**{k: (int(args[k]) if cls.PARAMS[k].type is int else float(args[k])) for k in cls.PARAMS})
     accepted = []
     last = float("-inf")
@@ -64,7 +65,9 @@ register_topic(
     Topic(
         "ratelimit",
         make_panel,
-        panel_params={"measure_window": Param(float, 1.0, "window for max_in_any_window, seconds", above=0.0)},
+        panel_params={
+            "measure_window": Param(float, 1.0, "window for max_in_any_window, seconds", above=0.0, max=MAX_DURATION)
+        },
         trace=TRACE,
     )
 )

@@ -23,9 +23,10 @@ def ticks(t: float) -> int:
 
     Fast path: a time with at most 9 decimals (a trace's) is ``n`` ns exactly when n / 1e9
     gives back ``t`` (below 10^6 s two such decimals cannot share a float)."""
-    n = round(t * 1e9)
-    if n / 1e9 == t and -1e6 < t < 1e6:
-        return n * _NS_TICKS
+    if -1e6 < t < 1e6:
+        n = round(t * 1e9)
+        if n / 1e9 == t:
+            return n * _NS_TICKS
     return _ticks_of_repr(t)
 
 

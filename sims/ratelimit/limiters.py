@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections import deque
 
+from sims.core.limits import MAX_DURATION, MAX_RATE
 from sims.core.registry import Param, register_policy
 from sims.ratelimit.exact import UNIT, decimal, ticks
 
-_RATE = Param(float, 10.0, "refill or drain rate, per second")
-_BURST = Param(float, 10.0, "bucket capacity (token bucket) or queue length (leaky bucket)")
-_LIMIT = Param(int, 10, "requests allowed per window")
-_WINDOW = Param(float, 1.0, "window length, seconds")
+_RATE = Param(float, 10.0, "refill or drain rate, per second", above=0.0, max=MAX_RATE)
+_BURST = Param(float, 10.0, "bucket capacity (token bucket) or queue length (leaky bucket)", min=0.0, max=1e9)
+_LIMIT = Param(int, 10, "requests allowed per window", min=1, max=10**9)
+_WINDOW = Param(float, 1.0, "window length, seconds", above=0.0, max=MAX_DURATION)
 
 
 def _window_ticks(window: float) -> int:
@@ -33,13 +34,20 @@ class Limiter:
     """A policy that decides admit or reject for a request at time t (non-decreasing)."""
 
     PARAMS: dict[str, Param] = {}
+    time_scale = 1  # release_ticks counts ticks x time_scale: a delay that is no whole tick stays exact
 
     def admit(self, t: float) -> bool:
         raise NotImplementedError
 
+    def release_ticks(self, t: float) -> int:
+        """When the request just admitted at t passes to the backend (the leaky bucket delays it),
+        exactly: in ``exact.ticks`` x ``time_scale``, so a window boundary lands where the decimals
+        say (a float would put two releases 1 s apart at 3.6500000000000004 and 4.65)."""
+        return ticks(t)
+
     def release_time(self, t: float) -> float:
-        """When an admitted request at t passes to the backend (the leaky bucket delays it)."""
-        return t
+        """``release_ticks`` in seconds, for reading (rounded to a float)."""
+        return self.release_ticks(t) / (UNIT * self.time_scale)
 
     def bound(self, span: float) -> float:
         """The most requests this limiter may pass in any interval of length ``span``."""
@@ -126,6 +134,7 @@ class LeakyBucket(Limiter):
         self._room = (b.numerator - b.denominator) * UNIT * r.denominator  # burst - 1 requests, in units
         self._level = 0
         self._last = 0  # time (ticks) of the last drain
+        self.time_scale = self._drain  # a release lies _level / _drain ticks after _last
 
     def admit(self, t: float) -> bool:
         tn = ticks(t)
@@ -139,8 +148,8 @@ class LeakyBucket(Limiter):
         self._level = level
         return False
 
-    def release_time(self, t: float) -> float:
-        return self._last / UNIT + self._level / self._drain / UNIT
+    def release_ticks(self, t: float) -> int:
+        return self._last * self._drain + self._level
 
     def bound(self, span: float) -> float:
         return self.rate * span + 1.0

@@ -20,14 +20,26 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from sims.core.limits import MAX_RATE
 from sims.core.registry import Param, register_policy
+from sims.ratelimit.exact import ticks
 from sims.ratelimit.limiters import Limiter
 
 _PARAMS = {
-    "rate": Param(float, 10.0, "requests per second; nginx takes whole r/s or r/m (rate x speed)"),
-    "burst": Param(float, 10.0, "nginx's burst=: requests beyond the rate held (delayed) or passed (nodelay)"),
-    "delay": Param(float, 0.0, "nginx's delay=: the first requests of a burst that are not delayed"),
-    "speed": Param(float, 1.0, "virtual seconds per wall second of nginx's clock (contention replay --speed)"),
+    "rate": Param(
+        float, 10.0, "requests per second; nginx takes whole r/s or r/m (rate x speed)", above=0.0, max=MAX_RATE
+    ),
+    "burst": Param(
+        float, 10.0, "nginx's burst=: requests beyond the rate held (delayed) or passed (nodelay)", min=0.0, max=1e9
+    ),
+    "delay": Param(float, 0.0, "nginx's delay=: the first requests of a burst that are not delayed", min=0.0, max=1e9),
+    "speed": Param(
+        float,
+        1.0,
+        "virtual seconds per wall second of nginx's clock (contention replay --speed)",
+        above=0.0,
+        max=1000.0,
+    ),
 }
 
 
@@ -95,8 +107,8 @@ class NginxLimitReq(Limiter):
             self.wait_ms = (excess - self.delay_milli) * 1000 // self.rate_milli
         return True
 
-    def release_time(self, t: float) -> float:
-        return t + self.wait_ms * self.speed / 1000.0
+    def release_ticks(self, t: float) -> int:
+        return ticks(t) + ticks(self.speed) * self.wait_ms // 1000
 
     def bound(self, span: float) -> float:
         return self.rate_milli / 1000 / self.speed * span + self.burst_milli / 1000 + 1

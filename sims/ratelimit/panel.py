@@ -18,12 +18,13 @@ class LimiterPanel(Panel):
         self.limiter = limiter
         self.requests = 0
         self.accepted = 0
-        self.peak = SlidingMax(ticks(params["measure_window"]))  # in integer ticks, as the limiters count
+        # exact integers, as the limiters count: ticks x the limiter's time_scale (release_ticks)
+        self.peak = SlidingMax(ticks(params["measure_window"]) * limiter.time_scale)
         self.recent: list[list] = []  # [t, admitted]
 
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
         admit = self.limiter.admit
-        release = self.limiter.release_time
+        release = self.limiter.release_ticks
         peak = self.peak
         for k in range(lo, hi):
             ev = events[k]
@@ -40,7 +41,7 @@ class LimiterPanel(Panel):
                 ok = admit(t)
                 if ok:
                     self.accepted += 1
-                    peak.add(ticks(release(t)))
+                    peak.add(release(t))
                 if hi - k <= _RECENT:
                     self.recent.append([t, ok])
         del self.recent[:-_RECENT]

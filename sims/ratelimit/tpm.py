@@ -26,6 +26,7 @@ from math import ceil
 
 from sims.core.clock import Clock
 from sims.core.diverge import Decision
+from sims.core.limits import MAX_DURATION
 from sims.core.metrics import ratio
 from sims.core.panel import Panel
 from sims.core.registry import Param
@@ -38,17 +39,22 @@ _DONE, _RETRY, _SYNC = 0, 1, 2  # heap item kinds
 _RECENT = 40  # decisions kept for the view
 
 COMMON = {
-    "tpm": Param(int, 100_000, "tokens per window (prompt + output)"),
-    "rpm": Param(int, 0, "requests per window; 0 = no request limit"),
-    "window": Param(float, 60.0, "sliding window of the limits, seconds"),
-    "client": Param(str, "none", "on a 429: none | immediate | backoff | retry_after"),
-    "max_retries": Param(int, 8, "retries before a client gives up"),
-    "retry_delay": Param(float, 0.05, "immediate client: seconds before it retries"),
-    "backoff_base": Param(float, 1.0, "backoff client: first backoff ceiling, seconds"),
-    "backoff_cap": Param(float, 60.0, "backoff client: largest backoff ceiling, seconds"),
+    "tpm": Param(int, 100_000, "tokens per window (prompt + output)", min=1, max=10**12),
+    "rpm": Param(int, 0, "requests per window; 0 = no request limit", min=0, max=10**9),
+    "window": Param(float, 60.0, "sliding window of the limits, seconds", above=0.0, max=MAX_DURATION),
+    "client": Param(
+        str,
+        "none",
+        "on a 429: none | immediate | backoff | retry_after",
+        choices=("none", "immediate", "backoff", "retry_after"),
+    ),
+    "max_retries": Param(int, 8, "retries before a client gives up", min=0, max=100),
+    "retry_delay": Param(float, 0.05, "immediate client: seconds before it retries", min=0.0, max=MAX_DURATION),
+    "backoff_base": Param(float, 1.0, "backoff client: first backoff ceiling, seconds", min=0.0, max=MAX_DURATION),
+    "backoff_cap": Param(float, 60.0, "backoff client: largest backoff ceiling, seconds", min=0.0, max=MAX_DURATION),
     "count_rejected": Param(bool, False, "a 429 still uses a request slot (OpenAI counts them)"),
-    "ttft": Param(float, 0.5, "seconds to the first output token"),
-    "decode_tps": Param(float, 50.0, "output tokens per second per request"),
+    "ttft": Param(float, 0.5, "seconds to the first output token", min=0.0, max=MAX_DURATION),
+    "decode_tps": Param(float, 50.0, "output tokens per second per request", above=0.0, max=1e6),
 }
 
 # a "burst" event (a "send N requests" action) without lengths uses these

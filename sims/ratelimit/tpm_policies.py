@@ -5,6 +5,7 @@ budget across gateways that sync periodically."""
 
 from __future__ import annotations
 
+from sims.core.limits import MAX_DURATION
 from sims.core.registry import Param, register_policy
 from sims.ratelimit.exact import ticks
 from sims.ratelimit.tpm import _SYNC, COMMON, TpmPanel
@@ -183,8 +184,10 @@ class TpmShared(TpmPanel):
     ``sync`` seconds (0 = always exact). Requests reach the gateways round robin."""
 
     PARAMS = COMMON | {
-        "workers": Param(int, 4, "gateways sharing the budget"),
-        "sync": Param(float, 1.0, "seconds between syncs with the global counter; 0 = exact"),
+        "workers": Param(int, 4, "gateways sharing the budget", min=1, max=1000, work=1),
+        "sync": Param(
+            float, 1.0, "seconds between syncs with the global counter; 0 = exact", min=0.0, max=MAX_DURATION, work=-1
+        ),
     }
 
     def __init__(self, name: str, params: dict, ctx) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from sims.core.diverge import Decision, seconds
 from sims.replace.base import scan_keys
 
-_TITLES = {"twoq": "2Q", "s3fifo": "S3-FIFO"}
+_TITLES = {"twoq": "2Q", "s3fifo": "S3-FIFO", "aging": "Aging"}
 
 
 def title(policy: Any) -> str:

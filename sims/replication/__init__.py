@@ -10,6 +10,7 @@ still holds them.
 
 from __future__ import annotations
 
+from sims.core.limits import MAX_DURATION
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_policy, register_topic
 from sims.replication import workload
@@ -25,12 +26,18 @@ PANEL_PARAMS = {
     "nodes": Param(
         int, 3, "servers, numbered 0 .. nodes-1 (leader–follower starts with node 0 leading)", min=1, max=16
     ),
-    "delay_lo": Param(float, 0.005, "shortest one-way message delay, seconds", min=0),
-    "delay_hi": Param(float, 0.010, "longest one-way message delay, seconds (uniform in between)", min=0),
+    "delay_lo": Param(float, 0.005, "shortest one-way message delay, seconds", min=0, max=60.0),
+    "delay_hi": Param(float, 0.010, "longest one-way message delay, seconds (uniform in between)", min=0, max=60.0),
     "loss": Param(float, 0.0, "share of messages lost", min=0, max=1),
-    "timeout": Param(float, 1.0, "a client gives up on an operation after this many seconds", above=0),
+    "timeout": Param(
+        float, 1.0, "a client gives up on an operation after this many seconds", above=0, max=MAX_DURATION
+    ),
     "failover_after": Param(
-        float, 1.0, "the monitor replaces a leader (or chain node) gone this long; negative = never", min=-1
+        float,
+        1.0,
+        "the monitor replaces a leader (or chain node) gone this long; negative = never",
+        min=-1,
+        max=MAX_DURATION,
     ),
 }
 
@@ -43,6 +50,7 @@ LF_PARAMS = {
         0.0,
         "the leader ships its log to followers in batches this often, seconds; 0 = each write at once",
         min=0,
+        max=60.0,
     ),
 }
 QUORUM_PARAMS = {
@@ -104,7 +112,9 @@ class SloppyQuorum(Quorum):
     """W of the first N *reachable* nodes along the ring; stand-ins hand their hints back."""
 
     PARAMS = QUORUM_PARAMS | {
-        "handoff_every": Param(float, 0.5, "how often a stand-in tries to hand its hints back, seconds", above=0)
+        "handoff_every": Param(
+            float, 0.5, "how often a stand-in tries to hand its hints back, seconds", above=0, max=60.0, work=-1
+        )
     }
     sloppy = True
 

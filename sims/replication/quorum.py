@@ -55,7 +55,7 @@ class QuorumNode(Replica):
         ok = [j for j in ring[:N] if self.reach(j)]
         missing = [j for j in ring[:N] if not self.reach(j)]
         spare = [j for j in ring[N:] if self.reach(j)]
-        return [(j, -1) for j in ok] + list(zip(spare, missing))
+        return [(j, -1) for j in ok] + list(zip(spare, missing, strict=False))
 
     # coordinator ---------------------------------------------------------------------------
     def client(self, ev: dict, now: float) -> None:

@@ -13,17 +13,18 @@ from collections.abc import Iterator
 from random import Random
 
 from sims.core.dists import exponential
+from sims.core.limits import MAX_DURATION, MAX_RATE
 from sims.core.registry import Param, workload
 from sims.core.stream import Mark
 
 
 @workload(
     "registers",
-    rate=Param(float, 100.0, "client operations per second (Poisson)", above=0),
+    rate=Param(float, 100.0, "client operations per second (Poisson)", above=0, max=MAX_RATE),
     read_ratio=Param(float, 0.5, "share of operations that are reads", min=0, max=1),
     keys=Param(int, 4, "registers, chosen uniformly", min=1, max=1000),
     contacts=Param(int, 3, "clients sit next to nodes 0 .. contacts-1, chosen uniformly", min=1, max=64),
-    stop_at=Param(float, 0.0, "no operations after this time (0 = to the end)", min=0),
+    stop_at=Param(float, 0.0, "no operations after this time (0 = to the end)", min=0, max=MAX_DURATION),
 )
 def registers(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Poisson reads and writes on a few registers from clients spread over the first nodes."""

@@ -4,11 +4,12 @@ Each marks its own moments (``stream.Mark``): a burst starts, the daily peak."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from heapq import merge
 from random import Random
 
 from sims.core import portmath
 from sims.core.dists import exponential
-from sims.core.limits import MAX_RATE, MAX_STREAM_EVENTS
+from sims.core.limits import MAX_DURATION, MAX_RATE, MAX_STREAM_EVENTS
 from sims.core.registry import Param, workload
 from sims.core.stream import Mark
 
@@ -29,8 +30,8 @@ def poisson(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     "bursty",
     rate_on=Param(float, 50.0, "arrival rate while on", min=0.0, max=MAX_RATE),
     rate_off=Param(float, 2.0, "arrival rate while off", min=0.0, max=MAX_RATE),
-    mean_on=Param(float, 1.0, "mean on-period, seconds", above=0.0),
-    mean_off=Param(float, 4.0, "mean off-period, seconds", above=0.0),
+    mean_on=Param(float, 1.0, "mean on-period, seconds", above=0.0, max=MAX_DURATION),
+    mean_off=Param(float, 4.0, "mean off-period, seconds", above=0.0, max=MAX_DURATION),
 )
 def bursty(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Two-state Markov-modulated Poisson process: exponential on/off periods."""
@@ -56,9 +57,9 @@ def bursty(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 @workload(
     "periodic_burst",
     base_rate=Param(float, 2.0, "background poisson rate", min=0.0, max=MAX_RATE),
-    period=Param(float, 1.0, "seconds between bursts", above=0.0),
-    burst_at=Param(float, 0.95, "offset of each burst's start within its period", min=0.0),
-    burst_width=Param(float, 0.1, "seconds each burst lasts", min=0.0),
+    period=Param(float, 1.0, "seconds between bursts", above=0.0, max=MAX_DURATION),
+    burst_at=Param(float, 0.95, "offset of each burst's start within its period", min=0.0, max=MAX_DURATION),
+    burst_width=Param(float, 0.1, "seconds each burst lasts", min=0.0, max=MAX_DURATION),
     burst_count=Param(int, 20, "requests per burst, evenly spread", min=1, max=100_000),
 )
 def periodic_burst(params: dict, rng: Random, duration: float) -> Iterator[dict]:
@@ -68,31 +69,48 @@ def periodic_burst(params: dict, rng: Random, duration: float) -> Iterator[dict]
         raise ValueError(
             f"workload.period: {period:g} s bursts of {count} make over {MAX_STREAM_EVENTS} events in {duration:g} s"
         )
-    bursts = []
+    i = 0
+    # bursts and background merged in time order, both generated as they are needed (a day's
+    # stream costs nothing up front); a burst's mark comes just before its first request
+    bursts = _bursts(period, at, width, count, duration)
+    for t in merge(bursts, _poisson_times(rng, params["base_rate"], duration), key=_when):
+        if isinstance(t, Mark):
+            yield t
+            continue
+        if t > duration:
+            return
+        yield {"t": t, "kind": "request", "id": i}
+        i += 1
+
+
+def _when(x: float | Mark) -> float:
+    return x.t if isinstance(x, Mark) else x
+
+
+def _bursts(period: float, at: float, width: float, count: int, duration: float) -> Iterator[float | Mark]:
+    """Each burst's mark, then its ``count`` request times, burst after burst."""
     k = 0
     while k * period + at <= duration:
         start = k * period + at
         yield Mark(start, "burst")
-        bursts.extend(start + width * j / count for j in range(count))
+        yield from (start + width * j / count for j in range(count))
         k += 1
-    background = []
+
+
+def _poisson_times(rng: Random, rate: float, duration: float) -> Iterator[float]:
     t = 0.0
-    while params["base_rate"] > 0:
-        t += exponential(rng, params["base_rate"])
-        if t > duration:
-            break
-        background.append(t)
-    for i, t in enumerate(sorted(bursts + background)):
+    while rate > 0:
+        t += exponential(rng, rate)
         if t > duration:
             return
-        yield {"t": t, "kind": "request", "id": i}
+        yield t
 
 
 @workload(
     "diurnal",
     base_rate=Param(float, 5.0, "lowest rate", min=0.0, max=MAX_RATE),
     peak_rate=Param(float, 50.0, "highest rate", above=0.0, max=MAX_RATE),
-    period=Param(float, 60.0, "seconds per simulated day", above=0.0),
+    period=Param(float, 60.0, "seconds per simulated day", above=0.0, max=MAX_DURATION),
 )
 def diurnal(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Rate follows base + (peak - base)(1 - cos(2 pi t / period)) / 2; sampled by thinning."""

@@ -13,26 +13,37 @@ from __future__ import annotations
 from collections.abc import Iterator
 from random import Random
 
-from sims.core.registry import Param, workload
+from sims.core.limits import MAX_DURATION, MAX_RATE, MAX_TOKENS
+from sims.core.registry import Param, State, workload
 from sims.core.stream import Mark
 from sims.workloads.llm import arrivals, check_ladder, ladder_marks
 
 
 @workload(
     "shared_prefix",
-    rate=Param(float, 4.0, "requests per second (poisson)"),
-    ladder=Param(list, [], "rate steps [[t, rate], ...] overriding rate from t on"),
-    groups=Param(int, 150, "prompt groups, each with its own shared prefix"),
-    prompts_per_group=Param(int, 5, "distinct questions per group"),
-    prefix_len=Param(int, 6000, "tokens of each group's shared prefix"),
-    question_len=Param(int, 1200, "tokens of each prompt's own question"),
-    output_len=Param(int, 1000, "output tokens per request"),
-    order=Param(
-        str, "cycle", "cycle: a shuffled list of every prompt, sent in order and repeated; random: uniform draws"
+    rate=Param(float, 4.0, "requests per second (poisson)", min=0.0, max=MAX_RATE),
+    ladder=Param(list, [], "rate steps [[t, rate], ...] overriding rate from t on", max_items=1000),
+    groups=Param(
+        int,
+        150,
+        "prompt groups, each with its own shared prefix",
+        min=1,
+        max=100_000,
+        state=State(bytes=72, times=("prompts_per_group",)),
     ),
-    hot_frac=Param(float, 0.0, "fraction of requests sent to group 0, the viral prefix"),
-    hot_from=Param(float, 0.0, "seconds after which group 0 goes viral"),
-    chars_per_token=Param(float, 4.0, "prompt characters per token"),
+    prompts_per_group=Param(int, 5, "distinct questions per group", min=1, max=10_000),
+    prefix_len=Param(int, 6000, "tokens of each group's shared prefix", min=0, max=MAX_TOKENS),
+    question_len=Param(int, 1200, "tokens of each prompt's own question", min=1, max=MAX_TOKENS),
+    output_len=Param(int, 1000, "output tokens per request", min=1, max=MAX_TOKENS),
+    order=Param(
+        str,
+        "cycle",
+        "cycle: a shuffled list of every prompt, sent in order and repeated; random: uniform draws",
+        choices=("cycle", "random"),
+    ),
+    hot_frac=Param(float, 0.0, "fraction of requests sent to group 0, the viral prefix", min=0.0, max=1.0),
+    hot_from=Param(float, 0.0, "seconds after which group 0 goes viral", min=0.0, max=MAX_DURATION),
+    chars_per_token=Param(float, 4.0, "prompt characters per token", above=0.0, max=100.0),
 )
 def shared_prefix(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """llm-d's 73%-capacity benchmark by default: 150 x 5 prompts, 6000 + 1200 tokens in,

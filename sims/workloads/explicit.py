@@ -14,7 +14,7 @@ from sims.core.registry import Param, workload
 
 @workload(
     "arrival_times",
-    times=Param(list, None, "arrival times in seconds, non-decreasing, each >= 0", required=True),
+    times=Param(list, None, "arrival times in seconds, non-decreasing, each >= 0", required=True, max_items=1_000_000),
 )
 def arrival_times(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """One request at each time of ``times`` (seconds; written as decimals, e.g. 0.95, which the

@@ -10,7 +10,7 @@ from random import Random
 
 from sims.core.dists import Zipf
 from sims.core.limits import MAX_RATE, show
-from sims.core.registry import Param, workload
+from sims.core.registry import Param, State, workload
 from sims.core.stream import Mark
 
 MAX_KEYS = 1_000_000  # a bounded zipf keeps a CDF of this many floats
@@ -43,7 +43,7 @@ def _emit(keys: Iterator[int | str], params: dict, rng: Random, duration: float)
 @workload(
     "zipf_keys",
     rate=_RATE,
-    n=Param(int, 10000, "distinct keys", min=1, max=MAX_KEYS),
+    n=Param(int, 10000, "distinct keys", min=1, max=MAX_KEYS, state=State(bytes=32)),
     s=Param(float, 0.9, "zipf exponent", min=0.0, max=MAX_ZIPF_S),
     write_ratio=_WRITES,
 )
@@ -61,10 +61,10 @@ def zipf_keys(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 @workload(
     "scan_mix",
     rate=_RATE,
-    hot_n=Param(int, 80, "hot-set keys (0..hot_n-1)", min=1, max=MAX_KEYS),
+    hot_n=Param(int, 80, "hot-set keys (0..hot_n-1)", min=1, max=MAX_KEYS, state=State(bytes=32)),
     hot_s=Param(float, 0.8, "zipf exponent within the hot set", min=0.0, max=MAX_ZIPF_S),
-    scan_len=Param(int, 300, "keys per scan, fresh cold keys each time", min=0),
-    scan_every=Param(int, 1500, "hot references between scans", min=1),
+    scan_len=Param(int, 300, "keys per scan, fresh cold keys each time", min=0, max=MAX_KEYS),
+    scan_every=Param(int, 1500, "hot references between scans", min=1, max=10**9),
     write_ratio=_WRITES,
 )
 def scan_mix(params: dict, rng: Random, duration: float) -> Iterator[dict]:
@@ -86,7 +86,7 @@ def scan_mix(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     return _emit(keys(), params, rng, duration)
 
 
-@workload("loop", rate=_RATE, n=Param(int, 101, "loop length", min=1), write_ratio=_WRITES)
+@workload("loop", rate=_RATE, n=Param(int, 101, "loop length", min=1, max=MAX_KEYS), write_ratio=_WRITES)
 def loop(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Keys 0, 1, ..., n-1, 0, 1, ... forever."""
 
@@ -100,7 +100,7 @@ def loop(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 @workload(
     "sequence",
     rate=Param(float, 1.0, "references per virtual second", above=0.0, max=MAX_RATE),
-    keys=Param(list, None, "the keys, in order", required=True),
+    keys=Param(list, None, "the keys, in order", required=True, max_items=100_000),
     repeat=Param(bool, False, "loop the sequence"),
     write_ratio=_WRITES,
 )
@@ -126,8 +126,8 @@ def sequence(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     "phases",
     rate=_RATE,
     pages=Param(int, 1000, "address space, pages", min=1, max=MAX_KEYS),
-    ws=Param(int, 40, "working-set size per phase (<= pages)", min=1, max=MAX_KEYS),
-    phase_refs=Param(int, 2000, "references per phase", min=1),
+    ws=Param(int, 40, "working-set size per phase (<= pages)", min=1, max=MAX_KEYS, state=State(bytes=32)),
+    phase_refs=Param(int, 2000, "references per phase", min=1, max=10**9),
     s=Param(float, 0.6, "zipf exponent inside a working set", min=0.0, max=MAX_ZIPF_S),
     write_ratio=_WRITES,
 )

@@ -13,7 +13,7 @@ from random import Random
 
 from sims.core import portmath
 from sims.core.dists import exponential, lognormal_mean
-from sims.core.limits import MAX_RATE, show
+from sims.core.limits import MAX_RATE, MAX_TOKENS, show
 from sims.core.registry import Param, workload
 from sims.core.stream import Mark
 from sims.workloads.traffic import MAX_SIGMA
@@ -86,24 +86,26 @@ def arrivals(rng: Random, rate: float, ladder: list, duration: float) -> Iterato
 @workload(
     "llm",
     rate=Param(float, 2.0, "requests per second (poisson)", min=0.0, max=MAX_RATE),
-    ladder=Param(list, [], "rate steps [[t, rate], ...] overriding rate from t on"),
-    prompt_mean=Param(float, 161.0, "mean prompt tokens (lognormal)", above=0.0),
+    ladder=Param(list, [], "rate steps [[t, rate], ...] overriding rate from t on", max_items=1000),
+    prompt_mean=Param(float, 161.0, "mean prompt tokens (lognormal)", above=0.0, max=MAX_TOKENS),
     prompt_sigma=Param(float, 1.0, "lognormal sigma of prompt length; 0 = fixed", min=0.0, max=MAX_SIGMA),
-    output_mean=Param(float, 338.0, "mean output tokens (lognormal)", above=0.0),
+    output_mean=Param(float, 338.0, "mean output tokens (lognormal)", above=0.0, max=MAX_TOKENS),
     output_sigma=Param(float, 1.0, "lognormal sigma of output length; 0 = fixed", min=0.0, max=MAX_SIGMA),
-    max_len=Param(int, 2048, "cap on prompt + output tokens", min=2),
-    max_tokens=Param(int, 0, "the max_tokens a client asks for; 0 = max_len - prompt", min=0),
+    max_len=Param(int, 2048, "cap on prompt + output tokens", min=2, max=MAX_TOKENS),
+    max_tokens=Param(int, 0, "the max_tokens a client asks for; 0 = max_len - prompt", min=0, max=MAX_TOKENS),
     long_frac=Param(float, 0.0, "fraction of requests drawn from the long mix instead", min=0.0, max=1.0),
-    long_prompt_mean=Param(float, 4000.0, "long mix: mean prompt tokens", above=0.0),
-    long_output_mean=Param(float, 2000.0, "long mix: mean output tokens", above=0.0),
-    system_prompts=Param(int, 0, "distinct shared system prompts (0 = none)", min=0),
-    system_len=Param(int, 0, "tokens per shared system prompt", min=0),
+    long_prompt_mean=Param(float, 4000.0, "long mix: mean prompt tokens", above=0.0, max=MAX_TOKENS),
+    long_output_mean=Param(float, 2000.0, "long mix: mean output tokens", above=0.0, max=MAX_TOKENS),
+    system_prompts=Param(int, 0, "distinct shared system prompts (0 = none)", min=0, max=10_000),
+    system_len=Param(int, 0, "tokens per shared system prompt", min=0, max=MAX_TOKENS),
     system_frac=Param(float, 1.0, "fraction of requests that start with a system prompt", min=0.0, max=1.0),
-    tenants=Param(int, 1, "tenants; tenant i uses system prompt i mod system_prompts", min=1),
+    tenants=Param(int, 1, "tenants; tenant i uses system prompt i mod system_prompts", min=1, max=100_000),
     chat_frac=Param(float, 0.0, "probability a request continues an open chat session", min=0.0, max=1.0),
-    max_turns=Param(int, 8, "turns after which a chat session closes", min=1),
-    chars_per_token=Param(float, 4.0, "prompt characters per token (for character estimates)", above=0.0),
-    samples=Param(int, 1, "parallel samples per request (the request's n); > 1 adds an 'n' field", min=1),
+    max_turns=Param(int, 8, "turns after which a chat session closes", min=1, max=1000),
+    chars_per_token=Param(float, 4.0, "prompt characters per token (for character estimates)", above=0.0, max=100.0),
+    samples=Param(
+        int, 1, "parallel samples per request (the request's n); > 1 adds an 'n' field", min=1, max=128, work=1
+    ),
 )
 def llm(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """ShareGPT-like requests by default (lognormal, mean in/out 161/338, max 2048)."""

@@ -10,7 +10,7 @@ from heapq import heappop, heappush
 from random import Random
 
 from sims.core.dists import exponential
-from sims.core.limits import MAX_RATE, show
+from sims.core.limits import MAX_DURATION, MAX_RATE, show
 from sims.core.registry import Param, workload
 
 
@@ -43,6 +43,7 @@ def _classes(raw: list) -> list[tuple[int, int, float, float]]:
         list,
         [[32, 256, 0.8, 30.0], [8192, 32768, 0.2, 3.0]],
         "size classes [min_bytes, max_bytes, weight, mean_life_s]: size uniform, life exponential",
+        max_items=100,
     ),
 )
 def alloc_churn(params: dict, rng: Random, duration: float) -> Iterator[dict]:
@@ -76,12 +77,12 @@ def alloc_churn(params: dict, rng: Random, duration: float) -> Iterator[dict]:
 @workload(
     "alloc_grow",
     rate=Param(float, 1.0, "new objects per virtual second (exponential gaps)", above=0.0, max=MAX_RATE),
-    token_bytes=Param(int, 256, "bytes per token", min=1),
-    prompt=Param(list, [20, 200], "initial tokens [min, max], uniform"),
-    output=Param(list, [50, 400], "tokens added after the alloc [min, max], uniform"),
-    max_output=Param(int, 512, "the most tokens an object may add: its 'max' (reservation)", min=1),
-    token_dt=Param(float, 0.05, "seconds between an object's growth steps", above=0.0),
-    step=Param(int, 1, "tokens added per growth step", min=1),
+    token_bytes=Param(int, 256, "bytes per token", min=1, max=1 << 20),
+    prompt=Param(list, [20, 200], "initial tokens [min, max], uniform", max_items=2),
+    output=Param(list, [50, 400], "tokens added after the alloc [min, max], uniform", max_items=2),
+    max_output=Param(int, 512, "the most tokens an object may add: its 'max' (reservation)", min=1, max=1 << 20),
+    token_dt=Param(float, 0.05, "seconds between an object's growth steps", above=0.0, max=MAX_DURATION),
+    step=Param(int, 1, "tokens added per growth step", min=1, max=1 << 20),
 )
 def alloc_grow(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Objects that grow after allocation, like a sequence's KV cache during decoding: alloc
@@ -91,23 +92,23 @@ def alloc_grow(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     (plo, phi), (olo, ohi) = _pair(params["prompt"], "prompt"), _pair(params["output"], "output")
     if not (1 <= plo <= phi and 1 <= olo <= ohi <= params["max_output"] and step >= 1 and tb >= 1):
         raise ValueError("workload: need 1 <= prompt min <= max, 1 <= output min <= max <= max_output, step >= 1")
-    pending: list[tuple[float, int, dict]] = []  # (time, seq, event): min-heap
-    seq = 0
+    # one heap entry per live object, its next step: (time, id, step number, prompt, done, out).
+    # (time, id, step) orders events as pushing every step at the alloc would, with less heap.
+    pending: list[tuple[float, int, int, int, int, int]] = []
     t, oid = 0.0, 0
     while True:
         t += exponential(rng, params["rate"])
         while pending and pending[0][0] <= t:
-            yield heappop(pending)[2]
+            at, i, k, prompt, done, out = heappop(pending)
+            if done >= out:
+                yield {"t": at, "kind": "free", "id": i}
+                continue
+            done = min(out, done + step)
+            yield {"t": at, "kind": "grow", "id": i, "size": (prompt + done) * tb}
+            heappush(pending, (at + dt if done < out else at, i, k + 1, prompt, done, out))
         if t > duration:
             return
         prompt, out = rng.randint(plo, phi), rng.randint(olo, ohi)
         yield {"t": t, "kind": "alloc", "id": oid, "size": prompt * tb, "max": (prompt + params["max_output"]) * tb}
-        done, at = 0, t
-        while done < out:
-            done = min(out, done + step)
-            at += dt
-            seq += 1
-            heappush(pending, (at, seq, {"t": at, "kind": "grow", "id": oid, "size": (prompt + done) * tb}))
-        seq += 1
-        heappush(pending, (at, seq, {"t": at, "kind": "free", "id": oid}))
+        heappush(pending, (t + dt, oid, 0, prompt, 0, out))
         oid += 1

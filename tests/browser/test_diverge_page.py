@@ -1,4 +1,4 @@
-"""Divergence on a preset page (issue 20): pick two panels, jump to their first divergence, read
+"""Divergence on a preset page: pick two panels, jump to their first divergence, read
 both reasons, step to the next one. The page must agree with sims.core.diverge in CPython."""
 
 from __future__ import annotations
@@ -52,4 +52,24 @@ def test_a_topic_without_decisions_gets_no_divergence_controls(page, server):
     page.wait_for_function("() => document.querySelector('[data-diverge]').dataset.divergeState", timeout=60_000)
     assert page.locator("[data-diverge]").get_attribute("data-diverge-state") == "none"
     assert page.locator("[data-diverge] [data-diverge-jump]").count() == 0
+    assert not page.errors
+
+
+def test_divergence_compares_the_panels_on_screen_shows_the_answer_and_marks_the_keys(page, server):
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.goto(f"{server}play/cache-scan/")
+    wait_live(page)
+    host = page.locator("[data-diverge]")
+    shown = sim_eval(page, "return sim.panelNames;")
+    assert shown == ["lru", "arc"]  # not the preset's first two panels (lru, fifo)
+    assert host.locator("[data-diverge-panel='0']").input_value() == "lru"
+    assert host.locator("[data-diverge-panel='1']").input_value() == "arc"
+    host.locator("[data-diverge-jump]").click()
+    page.wait_for_function("() => document.querySelector('[data-diverge]').dataset.divergences === '1'", timeout=60_000)
+    first = Diverge("cache-scan", "lru", "arc").take(1)[0]
+    page.wait_for_timeout(800)  # the smooth scroll
+    box = host.locator(".diverge-sides").bounding_box()
+    assert 0 <= box["y"] and box["y"] + box["height"] <= 900, box  # the answer is on screen
+    marked = sim_eval(page, "return [...(sim.marked || [])];")
+    assert marked == sorted({str(k) for d in (first.a, first.b) for k in d.detail}), marked
     assert not page.errors

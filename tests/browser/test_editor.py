@@ -1,7 +1,8 @@
-"""Edit a policy (issue 20, part 1) in chromium: the editor opens a policy's source in CodeMirror,
-Run adds the edited panel with the numbers the Python side computes, a syntax error and an endless
-loop show their line and message while the other panels keep going, and a copied link rebuilds
-the edited panel exactly."""
+"""Edit a policy in chromium: the editor opens a policy's source in CodeMirror,
+Run adds the edited panel with the numbers the Python side computes (in the edited policies' own
+worker), a syntax error and an endless loop show their line and message while the other panels
+keep going, and a copied link rebuilds the edited panel exactly: at once in the tab that made it,
+after the reader's yes in another (tests/browser/test_links.py has the rest of that)."""
 
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ def test_an_endless_loop_is_stopped_and_the_other_panels_keep_going(page, server
     assert not page.errors
 
 
-def test_a_shared_link_reproduces_the_edit(page, server):
+def test_a_shared_link_reproduces_the_edit(context, page, server):
     open_editor(page, server)
     type_source(page, KEEP_ZERO)
     assert run_edit(page).startswith("Running")
@@ -113,8 +114,16 @@ def test_a_shared_link_reproduces_the_edit(page, server):
     assert "edit.lru=" in url and "t=10" in url, url
     assert "register_policy" not in url  # compressed, not spelled out
     page.goto("about:blank")
-    page.goto(url)
+    page.goto(url)  # the reader's own edit, in the tab that made it: no question asked
     wait_live(page)
+    assert page.locator("[data-consent]").count() == 0
     assert sim_eval(page, "return await sim.snapshot();") == snap
     assert sim_eval(page, "return sim.panelNames;")[-1] == NAME
     assert not page.errors
+    other = context.new_page()  # another tab (a reader the link was sent to) is asked first
+    other.goto(url)
+    other.wait_for_selector("[data-consent]", timeout=60_000)
+    assert "def access" in other.text_content('[data-consent-code="lru"]')
+    other.click("[data-consent-run]")
+    wait_live(other)
+    assert sim_eval(other, "return await sim.snapshot();") == snap

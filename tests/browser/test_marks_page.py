@@ -41,7 +41,7 @@ def _open(page, server, name: str, **arg) -> dict:
 
 def _around(r: dict, panel: str, t: float, before: float, after: float) -> tuple[list[float], list[float]]:
     """The panel's values on the chart in (t - before, t] and in [t, t + after]."""
-    pts = [(x, y) for x, y in zip(r["xs"], r["ys"][panel]) if y is not None]
+    pts = [(x, y) for x, y in zip(r["xs"], r["ys"][panel], strict=True) if y is not None]
     return [y for x, y in pts if t - before < x <= t], [y for x, y in pts if t <= x <= t + after]
 
 

@@ -41,6 +41,9 @@ def test_drag_a_partition_link_it_click_to_crash_and_heal(page, server):
     assert sim_eval(page, "return sim.dataset.state;") == "paused"
     assert page.locator(CANVAS).get_attribute("data-faults") == "draw"
     pos = {t["id"]: t for t in targets(page)}
+    # the page says what the servers take, and offers one way to heal
+    assert "drag a line across them" in page.locator(".cs-hint").inner_text()
+    assert page.locator(".cs-extras button", has_text="Heal").count() == 1
     # a line through the midpoints of the edges S5-S1 and S2-S3 cuts {0, 1} from {2, 3, 4}
     a = ((pos[4]["x"] + pos[0]["x"]) / 2, (pos[4]["y"] + pos[0]["y"]) / 2)
     b = ((pos[1]["x"] + pos[2]["x"]) / 2, (pos[1]["y"] + pos[2]["y"]) / 2)

@@ -37,10 +37,8 @@ SCREENSHOT_PRESETS = {"ratelimit-burst", "cache-scan"}
 
 
 def default_panels(p) -> list[str]:
-    """The panels a page shows first (meta.js defaultPanels): the claim's (in the preset's order)
-    when it names two or more, else every panel."""
-    claim = [n for n in (p.site.get("claim") or {}).get("panels", []) if n in p.panel_names()]
-    return [n for n in p.panel_names() if n in claim] if len(claim) >= 2 else p.panel_names()
+    """The panels a page shows first (meta.js defaultPanels, from api.shown_panels)."""
+    return api.shown_panels(p)
 
 
 def shown(name: str) -> list[str]:
@@ -85,12 +83,15 @@ def test_every_preset_runs_live_hands_over_and_agrees_with_the_cli(page, server)
                 document.querySelector('article').append(el);
                 await el.whenLive();
                 const t0 = el.t;
-                await new Promise((r) => setTimeout(r, 400));
+                // the next frame: a heavy preset at its speed (routing-llmd, 18x) may take a few
+                // hundred ms a request in Pyodide on a loaded machine; a frozen clock never moves
+                for (let i = 0; i < 50 && el.t === t0; i++) await new Promise((r) => setTimeout(r, 100));
                 return {state: el.dataset.state, handover: el.dataset.handover, t0, t1: el.t,
                         error: el.dataset.error || null};""",
                 p.name,
             )
-            assert s["state"] == "running" and s["handover"] == "ok", s
+            # a poster may reach the end before Python is live (routing-llmd's 20 s from 160 s): paused there
+            assert s["handover"] == "ok" and (s["state"] == "running" or s["t0"] >= p.duration), s
             assert s["t1"] > s["t0"] or s["t0"] >= p.duration, f"virtual time does not move: {s}"
             snap = sim_eval(
                 page, "const el = document.querySelector('contention-sim'); el.pause(); return await el.snapshot();"
@@ -124,7 +125,7 @@ def test_speed_slider_scales_virtual_time_and_pause_stops_it(page, server):
 
     sim_eval(page, "await sim.seek(0);")
     slow = rate(0.0)  # 0.25x
-    fast = rate(0.56)  # 0.25 * 40**0.56 = 1.97x
+    fast = rate(0.47)  # 0.25 * 80**0.47 = 1.96x
     assert 0.1 < slow < 0.4, slow
     assert 5 < fast / slow < 11, (slow, fast)  # nominally 7.9x
     sim_eval(page, "sim.pause();")

@@ -1,4 +1,4 @@
-"""Issue 20 §4 in chromium: a small file of each format, dropped on (or chosen on) a preset page,
+"""Trace drops in chromium: a small file of each format, dropped on (or chosen on) a preset page,
 becomes the stream of every panel, and the panels end with the metrics `contention run --trace-in F
 --trace-format X` prints; a bad file shows the line of its error and the preset keeps playing; a
 large file goes to the worker in slices; the page says the link does not carry the trace."""
@@ -152,4 +152,31 @@ def test_keys_and_arrivals_become_the_stream(page, server, preset, sample, fmt):
     drop(page, "bytes.txt", b"1\n2\n\xff\xfe\n")  # not UTF-8
     settled(page, "error")
     assert "bytes.txt:3: not UTF-8" in page.inner_text("[data-trace-drop] .td-status")
+    assert not page.errors, page.errors
+
+
+def test_a_trace_of_another_kind_asks_before_it_plays_and_says_what_was_detected(page, server):
+    """An Azure CSV dropped on cache-scan was read as 301 cache keys without a word: the page now
+    says what it detected, asks, and plays it only if the reader says so."""
+    open_page(page, server, "cache-scan")
+    azure = (SAMPLES / "azure-code.csv").read_text()
+    drop(page, "azure-code.csv", azure)
+    page.wait_for_selector("[data-trace-anyway]", timeout=30_000)
+    assert "looks like Azure" in page.inner_text("[data-trace-drop] .td-detected")
+    page.click("[data-trace-cancel]")
+    page.wait_for_function("() => document.querySelector('[data-trace-drop]').dataset.state === 'idle'")
+    assert sim_eval(page, "return sim.meta.duration;") == presets.load("cache-scan").duration  # its own stream
+    drop(page, "azure-code.csv", azure)
+    page.click("[data-trace-anyway]")
+    settled(page, "loaded")
+    assert page.get_attribute("[data-trace-drop]", "data-format") == "keys"
+    # a file that looks like what the page takes plays at once, and the page says what it read
+    drop(page, "keys.txt", (SAMPLES / "keys.txt").read_text())
+    page.wait_for_function(
+        "() => document.querySelector('[data-trace-drop] .td-detected').textContent.startsWith('Detected: cache keys')"
+    )
+    page.wait_for_function(
+        "() => document.querySelector('[data-trace-drop]').dataset.state !== 'reading'", timeout=60_000
+    )
+    settled(page, "loaded")
     assert not page.errors, page.errors

@@ -89,7 +89,7 @@ def test_calibrate_from_a_replay_file_writes_a_profile_copy(tmp_path, capsys):
     )
     f = tmp_path / "replay.json"
     f.write_text(json.dumps(run))
-    out = tmp_path / "profiles.toml"
+    out = tmp_path / "efficiency.toml"
     rc = cli.main(
         [
             "calibrate",
@@ -106,4 +106,4 @@ def test_calibrate_from_a_replay_file_writes_a_profile_copy(tmp_path, capsys):
     )
     assert rc == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["written"] == str(out) and "[efficiency.H200]" in out.read_text()
+    assert report["written"] == str(out) and "[H200]" in out.read_text()

@@ -13,8 +13,10 @@ const { RENDERERS } = await import(path.join(js, "render.js"));
 await import(path.join(js, "topics", `${topic}.js`));
 if (!RENDERERS[kind]) throw new Error(`topics/${topic}.js registers no renderer for view kind ${kind}`);
 let calls = 0;
+// text is measured as a 12 px sans-serif would be, near enough for the renderers' layout
+const measureText = (s) => ({ width: 6.5 * String(s).length, actualBoundingBoxAscent: 9, actualBoundingBoxDescent: 3 });
 const ctx = new Proxy(
-  {},
+  { measureText },
   {
     get: (o, k) =>
       k in o

@@ -1,10 +1,13 @@
-"""A local server that a web page cannot abuse (issue 14 §4): Host must name this server, API
+"""A local server that a web page cannot abuse: Host must name this server, API
 requests from another origin are refused, POST bodies must be application/json, redirects are
 relative, dotfiles are not served, slow headers and slow bodies time out, uvicorn's own 400s
-are JSON, and the OpenAPI document accepts what the server accepts (null)."""
+are JSON, and the OpenAPI document accepts what the server accepts (null). And (issue 27 §4):
+a request's head is capped in bytes and fields, a path cannot forge a log line or write
+control characters into the log, and every error, whatever the path or method, is JSON."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
@@ -172,6 +175,94 @@ def test_slow_body_times_out(slow_server):
     head, _, body = out.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408"), out[:200]
     assert json.loads(body)["limit"] == "body_timeout"
+
+
+def test_a_header_streamed_for_ever_is_refused_early(main_server):
+    """One header that never ends, on ten connections at once: each is answered 431 once its head
+    passes max_header_bytes (32 KiB), long before the header timeout (10 s) would end it."""
+    parts = urlsplit(main_server.url)
+    socks = [socket.create_connection((parts.hostname, parts.port)) for _ in range(10)]
+    t0 = time.monotonic()
+    try:
+        for s in socks:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
+        with contextlib.suppress(OSError):  # a connection may already be closed after its 431
+            for _ in range(6):  # 48 KiB each, a little at a time
+                for s in socks:
+                    s.sendall(b"a" * 8192)
+                time.sleep(0.01)
+        answers = []
+        for s in socks:
+            s.settimeout(5)
+            answers.append(s.recv(1000))
+    finally:
+        for s in socks:
+            s.close()
+    assert time.monotonic() - t0 < 5
+    for out in answers:
+        head, _, body = out.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 431") and b"application/json" in head, out[:200]
+        assert json.loads(body) == json.loads(body) | {"field": "headers", "limit": "max_header_bytes"}
+
+
+def test_too_many_header_fields_are_refused(main_server):
+    many = b"".join(b"X-%d: 1\r\n" % i for i in range(101))
+    out = raw(main_server.url, b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + many + b"\r\n")
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431"), out[:200]
+    assert json.loads(body)["limit"] == "max_headers"
+
+
+def test_a_large_head_within_the_bounds_is_served(main_server):
+    cookie = b"Cookie: " + b"c" * 20_000 + b"\r\n"
+    fields = b"".join(b"X-%d: 1\r\n" % i for i in range(90))
+    out = raw(
+        main_server.url,
+        b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + cookie + fields + b"\r\n",
+    )
+    assert out.startswith(b"HTTP/1.1 200"), out[:200]
+
+
+def test_a_path_cannot_forge_a_log_line_or_write_control_characters(main_server):
+    """A static path skips the Origin checks, so any page can make a browser send this."""
+    marker = f"FORGED{time.monotonic_ns()}"
+    path = f"/x%0a22:03:00%20127.0.0.1%20%22POST%20/api/run%22%20200%20{marker}%1b[31m%00%0d%e2%80%a8%c2%85"
+    out = raw(main_server.url, f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    assert out.startswith(b"HTTP/1.1 404")
+    deadline = time.monotonic() + 5
+    while marker not in main_server.log_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    raw_log = main_server.log.read_bytes()
+    lines = [line for line in raw_log.split(b"\n") if marker.encode() in line]
+    assert len(lines) == 1, lines  # one line, the request's own
+    assert b'"GET /x\\n22:03:00 127.0.0.1 \\"POST /api/run\\" 200 ' in lines[0], lines[0]
+    for byte in (b"\x1b", b"\x00", b"\r", "\u2028".encode(), "\x85".encode()):
+        assert byte not in raw_log, byte
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "field"),
+    [
+        ("POST", "//api/run", 404, "path"),  # not the API (no Origin check), not a file either
+        ("GET", "/./api/run", 404, "path"),
+        ("GET", "/%2e/api/run", 404, "path"),  # the static files refuse a dot segment, as JSON too
+        ("GET", "/api/../api/health", 404, "path"),
+        ("GET", "/sub//index.html", 404, "path"),
+        ("TRACE", "/", 405, "method"),
+        ("DELETE", "/index.html", 405, "method"),
+        ("GET", "/nope.js", 404, "path"),
+        ("GET", "/api", 404, "path"),
+    ],
+)
+def test_every_error_is_json(main_server, method, path, status, field):
+    body = b'{"preset": "ratelimit-burst"}'
+    request = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    request += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    out = raw(main_server.url, request.encode() + body)
+    head, _, payload = out.partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status}".encode()), out[:300]
+    assert b"content-type: application/json" in head.lower()
+    assert json.loads(payload)["field"] == field
 
 
 def test_openapi_and_server_agree_on_null(client):

@@ -1,4 +1,4 @@
-"""A broken preset file (issue 14 §2): the server starts, lists it as unavailable with its error,
+"""A broken preset file: the server starts, lists it as unavailable with its error,
 logs it, and answers a JSON 4xx (never a 500) wherever it is asked for; the good presets work."""
 
 from __future__ import annotations

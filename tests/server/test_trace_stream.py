@@ -1,4 +1,4 @@
-"""Trace downloads (issue 14 §1): the stream is generated in a trace worker one event at a time
+"""Trace downloads: the stream is generated in a trace worker one event at a time
 and sent chunk by chunk, so neither the server nor the worker holds it whole; the bytes are the
 ones ``run --trace-out`` writes."""
 

@@ -1,10 +1,13 @@
-"""Ordinary faults are not 500s (issue 14 §2): dead workers are detected before they get work and
+"""Ordinary faults are not 500s: dead workers are detected before they get work and
 health says so; a worker killed mid-run is a JSON 503 with Retry-After; workers die with their
 parent; SIGTERM during a run longer than the grace period is a JSON 503, then exit 0; a client
-that hangs up mid-body or mid-download is not an error and logs no traceback."""
+that hangs up mid-body or mid-download is not an error and logs no traceback. And (issue 27 §4):
+a client that hangs up mid-run cancels its job; every such request logs one line that says
+what happened; a download cut by its worker's death is not logged as a bug of the app."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -32,11 +35,16 @@ def wait_until(predicate, timeout: float = 30.0) -> None:
         time.sleep(0.02)
 
 
-def alive(pid: int) -> bool:
+def state(pid: int) -> str:
+    """The process's state letter (R running, S sleeping, Z zombie), or "" once it is gone."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return False
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def alive(pid: int) -> bool:
+    return state(pid) not in ("", "Z")
 
 
 def health(server) -> dict:
@@ -145,6 +153,29 @@ def test_client_gone_mid_body_is_not_an_error(server):
     assert health(server)["ok"]
     log = server.log_text()
     assert "Traceback" not in log and "internal error" not in log and '"POST /api/run" 500' not in log
+    lines = [line for line in log.splitlines() if "POST /api/run" in line or "disconnected" in line]
+    assert len(lines) == 1, lines  # one line, and no 400 that was never sent
+    assert '"POST /api/run" - 0B' in lines[0] and "client disconnected during the request body" in lines[0]
+
+
+def test_client_gone_mid_run_cancels_the_job(server):
+    host, port = server.url.removeprefix("http://").split(":")
+    body = json.dumps(SLOW).encode()
+    head = b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        wait_until(lambda: health(server)["busy"] == 1)
+        wait_until(lambda: any(state(p) == "R" for p in server.worker_pids()), 10)  # the job has reached a worker
+        running = [p for p in server.worker_pids() if state(p) == "R"]
+    t0 = time.monotonic()
+    wait_until(lambda: not any(alive(p) for p in running), 5)  # the run alone takes many seconds
+    assert time.monotonic() - t0 < 3
+    wait_until(lambda: health(server)["busy"] == 0 and health(server)["ready"] == 2, 30)
+    log = server.log_text()
+    lines = [line for line in log.splitlines() if "POST /api/run" in line]
+    assert len(lines) == 1 and '"POST /api/run" - 0B' in lines[0], lines  # never "200"
+    assert "client disconnected while its job ran; the job was cancelled" in lines[0]
+    assert "Traceback" not in log
 
 
 def test_client_gone_mid_download_frees_its_worker(server):
@@ -172,3 +203,6 @@ def test_trace_worker_killed_mid_download_cuts_the_transfer(server):
     assert r.status_code == 200
     log = server.log_text()
     assert "Traceback" not in log and "internal error" not in log
+    assert "ASGI callable" not in log  # uvicorn's words for an app that left an answer unfinished
+    cut = [line for line in log.splitlines() if "/api/trace/cache-scan" in line]
+    assert len(cut) == 1 and "(cut: trace download of cache-scan ended early" in cut[0], cut

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from dataclasses import replace
 from typing import Any
 
 from sims.core import api, presets
@@ -85,7 +86,8 @@ class Session:
             base = base.with_overrides(overrides)
         self.base = base
         self.seed = base.seed if seed is None else seed
-        chosen = presets.select_panels(base, panels)
+        # panels=[]: none of the preset's own (the edited-policy worker runs edited panels only)
+        chosen = replace(base, panels=()) if panels == [] else presets.select_panels(base, panels)
         sample_dt = base.sample_dt or (duration or base.duration) / 100
         # ``events``: a stream of the reader's own (a dropped trace, web/pyodide/ops_trace.py)
         self.sc = Scenario(chosen, self.seed, duration, sample_dt=sample_dt, events=events)
@@ -264,14 +266,16 @@ def call(op: str, args_json: str) -> str:
 
 def poster(preset: str, real_seconds: float, budget_bytes: int, max_frames: int = 80) -> list[str]:
     """The first frames of ``preset`` at its seed as JSON texts (views alias live state, so each is
-    serialised when taken): about ``real_seconds`` of play at the default speed, as many frames as
-    ``budget_bytes`` allows (8 to ``max_frames``), evenly spaced; always the frame at t=0."""
+    serialised when taken): about ``real_seconds`` of play at the default speed from the page's
+    start (``api.default_start``), as many frames as ``budget_bytes`` allows (8 to ``max_frames``),
+    evenly spaced; always the frame at the start, whose chart rows reach back to t=0."""
     s = Session(preset)
     speed = api.default_speed(s.base)
-    limit = min(real_seconds * speed, s.sc.duration)
-    s.sc.advance(limit / max_frames)
+    start = api.default_start(s.base)
+    limit = min(real_seconds * speed, s.sc.duration - start)
+    s.sc.advance(start + limit / max_frames)
     probe = len(dumps(s.frame()))
-    s.sc.seek(0.0)
+    s.sc.seek(start)
     s.sent = 0
     frames = [dumps(s.frame())]
     count = max(8, min(max_frames, budget_bytes // max(probe, 1)))
@@ -279,7 +283,7 @@ def poster(preset: str, real_seconds: float, budget_bytes: int, max_frames: int 
     size = len(frames[0])
     k = 1
     while k <= count:
-        s.sc.advance(k * dt)
+        s.sc.advance(start + k * dt)
         text = dumps(s.frame())
         if size + len(text) > budget_bytes:
             break

@@ -1,9 +1,10 @@
-"""Worker operations for divergence (issue 20): where two panels of a page's simulation first
+"""Worker operations for divergence: where two panels of a page's simulation first
 decide differently, and each policy's reason, from ``sims.core.diverge``.
 
 ``diverge {id, a, b, restart}`` returns the next divergence of panels ``a`` and ``b`` after the
 last one this session asked for (``restart``: from the start of the stream) as
-``{divergence: {index, t, event, a: {decision, reason}, b: {...}} | null, count, compared, end}``;
+``{divergence: {index, t, event, a: {decision, reason}, b: {...}, keys} | null, count, compared, end}``
+(``keys``: what the two decisions moved, the victims of an eviction say, for the page to mark);
 ``count`` is the divergences found so far, the returned one included. The engine replays the
 session's own stream (its seed, its parameters, the "break it" events injected so far) in
 recording mode, apart from the live run, and is kept between calls, so "next" costs only the
@@ -33,6 +34,11 @@ def _op_diverge(a: dict) -> dict:
     engine = held[1]
     found = next(engine, None)
     out: dict[str, Any] = {"divergence": found.as_json() if found else None}
+    if found:  # the keys the two decisions moved (victims, placed objects): the page marks them in the views
+        moved = {
+            x for d in (found.a, found.b) if d for x in d.detail if isinstance(x, int | str) and not isinstance(x, bool)
+        }
+        out["divergence"]["keys"] = sorted(moved, key=str)
     out.update(count=engine.found, compared=engine.compared, end=engine.end)
     return out
 

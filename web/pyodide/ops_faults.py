@@ -16,8 +16,10 @@ from typing import Any
 
 
 def node_count(sc: Any) -> int:
-    """Nodes every panel of the scenario has (the fewest); 0 when a panel has no network."""
-    counts = [p.net.n for p in sc.panels.values() if getattr(p, "net", None) is not None]
+    """Nodes every panel of the scenario has (the fewest); 0 when a panel has no network. An edited
+    panel (``sims.core.editpanel.EditedPanel``) counts by the panel it wraps."""
+    inner = [getattr(p, "inner", p) for p in sc.panels.values()]
+    counts = [p.net.n for p in inner if getattr(p, "net", None) is not None]
     return min(counts) if counts and len(counts) == len(sc.panels) else 0
 
 

@@ -34,6 +34,27 @@ def detect(line: str, formats: list[str]) -> str:
     return formats[0]
 
 
+def looks_like(line: str) -> str | None:
+    """The LLM trace format a first row plainly is (a JSON object: mooncake; Azure's CSV header),
+    whatever the page takes; None for a row any other reader could take (keys, numbers)."""
+    text = line.strip()
+    if text.startswith("{"):
+        return "mooncake"
+    if "TIMESTAMP" in text or "ContextTokens" in text:
+        return "azure"
+    return None
+
+
+def _op_trace_detect(a: dict) -> dict:
+    """What the page's drop would read the file as: ``{format, looks, ask}``; ``ask`` when the
+    first row plainly is a trace of another kind than the page's workload takes (an Azure CSV
+    dropped on a cache page would otherwise be read as 301 "keys")."""
+    formats = traceformats.fits(presets.load(a["preset"]))
+    row = _first_row(a.get("text", ""))
+    looks = looks_like(row)
+    return {"format": detect(row, formats), "looks": looks, "ask": looks is not None and looks not in formats}
+
+
 def _first_row(text: str) -> str:
     for line in text.split("\n", 200):
         if line.strip() and not line.lstrip().startswith("#"):
@@ -137,6 +158,7 @@ def _op_trace_forget(a: dict) -> dict:
 
 OPS = {
     "trace_formats": _op_trace_formats,
+    "trace_detect": _op_trace_detect,
     "trace_begin": _op_trace_begin,
     "trace_chunk": _op_trace_chunk,
     "trace_end": _op_trace_end,

@@ -26,19 +26,19 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount
 
 from web.server import extras
 from web.server.api import catalog
-from web.server.api.errors import ApiError, StreamAborted
+from web.server.api.errors import ApiError, ClientGone, StreamAborted
 from web.server.api.gpu import Gpu
 from web.server.api.pool import WorkerPool
 from web.server.api.routes import routes as api_routes
 from web.server.build import ensure_built
 from web.server.config import Limits
-from web.server.http_policy import Guard, HttpPolicy
-from web.server.protocol import Protocol
+from web.server.http_policy import EscapeControl, Guard, HttpPolicy, log_note
+from web.server.protocol import ABORT, Protocol
 from web.server.static import SiteFiles
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -51,30 +51,30 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such path, a method a route does not take), as JSON too."""
     assert isinstance(exc, HTTPException)
-    if request.url.path.startswith("/api/"):
-        field = "method" if exc.status_code == 405 else "path"
-        return JSONResponse({"error": exc.detail, "field": field}, status_code=exc.status_code, headers=exc.headers)
-    return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)
+    field = "method" if exc.status_code == 405 else "path"
+    return JSONResponse({"error": exc.detail, "field": field}, status_code=exc.status_code, headers=exc.headers)
 
 
-async def _client_gone(request: Request, exc: Exception) -> Response:
-    """The client hung up before its body was complete: nothing to answer, and not an error."""
-    log.info("client disconnected during the request body of %s %s", request.method, request.url.path)
-    return JSONResponse({"error": "the client disconnected during the request body", "field": "body"}, 400)
+async def _client_gone(request: Request, exc: Exception) -> None:
+    """The client hung up (during its body, or while its job ran): nothing is sent, and the
+    request's one log line says so."""
+    during = "during the request body" if isinstance(exc, ClientDisconnect) else str(exc)
+    log_note(request.scope, f"client disconnected {during}")
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
-    if isinstance(exc, StreamAborted):  # the answer has started: this only logs (the connection is cut)
-        log.warning("%s", exc)
+    if isinstance(exc, StreamAborted):  # the answer has started: _AbortedStream cuts the connection
         return Response(status_code=500)
     log.error("internal error on %s %s", request.method, request.url.path, exc_info=exc)
     return JSONResponse({"error": "internal error (a bug: see the server log)", "field": ""}, status_code=500)
 
 
 class _AbortedStream:
-    """Innermost around HttpPolicy's app: a StreamAborted ends the ASGI call without finishing
-    the response, so uvicorn closes the connection (one log line, no traceback)."""
+    """Innermost around HttpPolicy's app: a StreamAborted ends the ASGI call and cuts the
+    connection (``Protocol``'s abort), so the client sees a truncated transfer and the log has
+    the request's one line, with the reason."""
 
     def __init__(self, app: Starlette) -> None:
         self.app = app
@@ -82,8 +82,11 @@ class _AbortedStream:
     async def __call__(self, scope, receive, send) -> None:  # noqa: ANN001 (ASGI)
         try:
             await self.app(scope, receive, send)
-        except StreamAborted:
-            pass
+        except StreamAborted as exc:
+            log_note(scope, f"cut: {exc}")
+            abort = scope.get("extensions", {}).get(ABORT)
+            if abort is not None:
+                abort()
 
 
 def create_app(
@@ -123,6 +126,7 @@ def create_app(
             ApiError: _api_error,
             HTTPException: _http_error,
             ClientDisconnect: _client_gone,
+            ClientGone: _client_gone,
             Exception: _internal_error,
         },
         lifespan=lifespan,
@@ -203,9 +207,17 @@ def bind(host: str, port: int) -> socket.socket:
 def _setup_logging() -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    handler.addFilter(EscapeControl())
     log.handlers[:] = [handler]
     log.setLevel(logging.INFO)
     log.propagate = False
+
+
+def _escape_uvicorn_logs() -> None:
+    """uvicorn's own lines through the same filter (its Config has just set up their handlers)."""
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        for handler in logging.getLogger(name).handlers:
+            handler.addFilter(EscapeControl())
 
 
 def main(
@@ -234,6 +246,8 @@ def main(
     with sock:
         ensure_built(Path(dist))
         Protocol.header_timeout = limits.header_timeout
+        Protocol.max_header_bytes = limits.max_header_bytes
+        Protocol.max_headers = limits.max_headers
         app = create_app(Path(dist), limits, gpu, host, real, sweep)
         config = uvicorn.Config(
             app,
@@ -245,6 +259,7 @@ def main(
             log_level="info",
             server_header=False,
         )
+        _escape_uvicorn_logs()
         server = _Server(config, app.app.app, limits.shutdown_grace)
         server.run(sockets=[sock])
     return 0 if server.started else 1

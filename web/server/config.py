@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, fields
 
-from sims.core.limits import MAX_SEED  # noqa: F401  (one seed rule for the CLI and the API)
+from sims.core.limits import MAX_SEED, InputError  # noqa: F401  (MAX_SEED: one seed rule for the CLI and the API)
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,8 @@ class Limits:
     shutdown_grace: float = 5.0  # seconds in-flight requests get after SIGINT/SIGTERM
     header_timeout: float = 10.0  # seconds for a request's headers to arrive (408 past it)
     body_timeout: float = 10.0  # seconds for a request's body to arrive (408 past it)
+    max_header_bytes: int = 32 * 1024  # a request's line and headers together; more is 431
+    max_headers: int = 100  # header fields per request; more is 431
 
     def __post_init__(self) -> None:
         if self.workers <= 0:
@@ -46,11 +48,11 @@ class Limits:
             try:
                 value = typ(env[var])
             except ValueError:
-                raise ValueError(
+                raise InputError(
                     f"{var}: expected {'an integer' if typ is int else 'a number'}, got {env[var]!r}"
                 ) from None
             if not value >= 0 or value == float("inf"):
-                raise ValueError(f"{var}: expected a finite number >= 0, got {env[var]!r}")
+                raise InputError(f"{var}: expected a finite number >= 0, got {env[var]!r}")
             values[f.name] = value
         return cls(**values)
 

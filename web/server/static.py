@@ -14,7 +14,8 @@ import re
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
-from starlette.responses import PlainTextResponse, Response
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
 
@@ -102,8 +103,7 @@ class SiteFiles:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
         if not is_safe_path(path):
-            await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
-            return
+            raise HTTPException(404)  # the app's handler answers it as JSON
         embed = is_embed_asset(path)
         if scope["method"] == "OPTIONS" and embed:  # a preflight from an embedding page
             headers = {

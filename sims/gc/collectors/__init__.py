@@ -7,13 +7,14 @@ collection and returns True when it was a complete one (every unreachable object
 panel calls ``collect(False)``, then ``collect(True)``, before it fails an allocation.
 
 One module per family: ``tracing`` (mark_sweep, mark_compact), ``copying`` (copying,
-generational), ``refcount``, ``incremental``; ``base`` holds ``Collector`` and the shared
+generational), ``refcount``, ``incremental``, ``concurrent`` (concurrent_mark_sweep); ``base`` holds ``Collector`` and the shared
 marking and sliding. Importing the package registers every collector.
 """
 
 from __future__ import annotations
 
 from sims.gc.collectors.base import Collector
+from sims.gc.collectors.concurrent import ConcurrentMarkSweep
 from sims.gc.collectors.copying import Copying, Generational
 from sims.gc.collectors.incremental import Incremental
 from sims.gc.collectors.refcount import RefCount
@@ -22,6 +23,7 @@ from sims.gc.collectors.tracing import MarkCompact, MarkSweep
 __all__ = [
     "COLLECTORS",
     "Collector",
+    "ConcurrentMarkSweep",
     "Copying",
     "Generational",
     "Incremental",
@@ -30,4 +32,12 @@ __all__ = [
     "RefCount",
 ]
 
-COLLECTORS = ("mark_sweep", "mark_compact", "copying", "generational", "refcount", "incremental")
+COLLECTORS = (
+    "mark_sweep",
+    "mark_compact",
+    "copying",
+    "generational",
+    "refcount",
+    "incremental",
+    "concurrent_mark_sweep",
+)

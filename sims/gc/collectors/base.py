@@ -96,6 +96,10 @@ class Collector(Checkpointed):
         """Unreachable objects this collector will never free (only plain reference counting)."""
         return {}
 
+    def metrics(self) -> dict:
+        """Metrics only this collector reports (declared in topic.toml like the panel's)."""
+        return {}
+
     def check_invariants(self) -> None:
         self.heap.check_invariants(self.spaces())
 

@@ -60,7 +60,7 @@ class Generational(Collector):
 
     PARAMS = {
         "nursery": Param(float, 0.25, "share of the heap for the nursery (both halves)", above=0.0, max=0.9),
-        "promote_after": Param(int, 2, "minor collections an object survives before promotion", min=1),
+        "promote_after": Param(int, 2, "minor collections an object survives before promotion", min=1, max=1000),
     }
     only_garbage_frees = False  # promoting survivors empties the nursery even when nothing died
 

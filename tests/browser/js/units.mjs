@@ -1,5 +1,6 @@
 // Unit checks of the front end's pure modules under Node (no browser): the URL codec, the palette,
-// ticks and tick labels, and the windowed ratios. Run by tests/browser/test_js_units.py.
+// ticks and tick labels, the windowed ratios and the site search's ranking. Run by
+// tests/browser/test_js_units.py.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ceilTime, formatActions, linkHash, parseActions, parseOverrides } from "../../../web/static/js/link.js";
@@ -7,6 +8,7 @@ import { panelColors } from "../../../web/static/js/palette.js";
 import { formatTick, metricInfo, niceRange, niceTicks } from "../../../web/static/js/metrics.js";
 import { ChartData } from "../../../web/static/js/chart-data.js";
 import { recentWindow } from "../../../web/static/js/chart-marks.js";
+import { search } from "../../../web/static/js/site-search.js";
 
 test("links round-trip and keep times on the millisecond", () => {
   assert.deepEqual(parseOverrides("workload.rate=5;defaults.size=50;x=abc"), { "workload.rate": 5, "defaults.size": 50, x: "abc" });
@@ -122,4 +124,25 @@ test("the recent window fits between the workload's marks once they are apart, n
   assert.ok(Math.abs(recentWindow(scans, 0, 4, 1000, 0.01) - 0.115) < 1e-9); // half the gap between scans
   const events = [{ t: 5, label: "node joins", kind: "event" }]; // events never narrow it
   assert.equal(recentWindow(events, 0, 20, 400, 0.2), 1);
+});
+
+test("the search matches word starts, ranks titles first and concepts among equals, and filters", () => {
+  const e = (k, t, g = [], x = "", s = "") => ({ k, t, s, u: t, g, x });
+  const index = [
+    e("preset", "A negative edge fools Dijkstra; Bellman-Ford gets it right", ["graphs"]),
+    e("concept", "Bellman-Ford", ["graphs", "shortest paths"], "bellman ford graphs"),
+    e("topic", "Graphs", ["graphs"], "graphs", "Bellman-Ford and friends"),
+    e("preset", "Reserving max_tokens returns 429s", ["rate limits"], "tpm"),
+  ];
+  assert.deepEqual(
+    search(index, "bellman").map((r) => r.t),
+    ["Bellman-Ford", "A negative edge fools Dijkstra; Bellman-Ford gets it right", "Graphs"],
+  );
+  assert.equal(search(index, "429")[0].t, "Reserving max_tokens returns 429s");
+  assert.deepEqual(search(index, "bellman zzz"), []); // every word must match
+  assert.deepEqual(
+    search(index, "bellman", { kinds: ["preset"] }).map((r) => r.k),
+    ["preset"],
+  );
+  assert.equal(search(index, "", { tag: "rate limits" }).length, 1);
 });

@@ -31,3 +31,8 @@ class StreamAborted(Exception):
     """A streamed answer that cannot be finished (its worker died, or the server is stopping):
     the connection is closed without the final chunk, so the client sees a truncated download
     instead of a complete-looking one. Logged as one line, not as a bug."""
+
+
+class ClientGone(Exception):
+    """The client hung up before its answer was ready; the message says when ("while its job
+    ran; the job was cancelled"). Nothing is sent: the request's log line carries the message."""

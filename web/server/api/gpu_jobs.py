@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from sims.core import api
+from sims.core.limits import InputError
 
 
 def status() -> dict:
@@ -30,7 +31,12 @@ def replay(preset: str, seed: int | None, duration: float | None) -> dict:
     """``{"sim": run --json object, "gpu": replay measurements}`` for one preset run."""
     from gpu_backend.replay import replay_preset
 
-    out = replay_preset(preset, seed, duration)
+    try:
+        out = replay_preset(preset, seed, duration)
+    except ValueError as exc:  # gpu_backend refuses what it cannot replay (not a single engine): a 422
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(str(exc)) from exc
     if not (isinstance(out, dict) and "sim" in out and "gpu" in out):
         out = {"sim": api.run(preset, seed, duration), "gpu": out}
     return plain(out)

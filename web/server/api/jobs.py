@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sims.core import api, presets, stream
+from sims.core.limits import InputError
 from web.server.api import catalog
 
 
-class LimitExceeded(ValueError):
+class LimitExceeded(InputError):
     """A request past one of the server's bounds; ``limit`` names it (e.g. ``max_events``)."""
 
     def __init__(self, limit: str, field: str, message: str) -> None:
@@ -37,7 +38,7 @@ def check_events(preset: presets.Preset, seed: int, duration: float, max_events:
     parameters are the preset file's: ``rate = 0`` divides by zero), before anything is run."""
     try:
         n = count_events(preset, seed, stream.horizon(preset, duration), max_events)
-    except ValueError:
+    except InputError:
         raise
     except Exception as exc:
         raise LimitExceeded(
@@ -82,7 +83,7 @@ def run_events(preset: presets.Preset, seed: int, duration: float) -> Iterator[d
 def trace_chunks(preset: str, seed: int, duration: float, max_events: int, chunk: int = 2000) -> Iterator[bytes]:
     """The canonical stream up to ``duration`` (the bytes ``run --trace-out`` writes), as UTF-8
     chunks of ``chunk`` lines, each ending with a newline. The event bound is checked before
-    the first chunk (a ValueError then, which the pool reports as a rejection); nothing larger
+    the first chunk (an InputError then, which the pool reports as a rejection); nothing larger
     than one chunk is ever held."""
     p = catalog.load(preset)
     check_events(p, seed, duration, max_events)

@@ -5,7 +5,7 @@ responsive), one job at a time each; idle workers wait in a FIFO queue. Admissio
 ``size`` jobs run and ``queue`` more wait; past that ``run`` raises Busy (the API answers 429).
 A job past its timeout, or one that is cancelled, kills its worker and a fresh one takes the
 slot, so a runaway run never keeps a CPU. Jobs are functions named in a module that the
-worker imports; a job's ValueError comes back as JobRejected (bad input), anything else as
+worker imports; a job's InputError comes back as JobRejected (bad input), anything else as
 JobFailed. A job that is a generator streams: each item goes to the parent, which asks for the
 next one only when it has passed the last one on, so neither side holds more than one item.
 
@@ -50,7 +50,7 @@ class JobTimeout(Exception):
 
 
 class JobRejected(Exception):
-    """The job raised ValueError: bad input. ``limit`` and ``field`` come from LimitExceeded."""
+    """The job raised InputError: bad input. ``limit`` and ``field`` come from LimitExceeded."""
 
     def __init__(self, message: str, limit: str | None = None, field: str | None = None) -> None:
         super().__init__(message)

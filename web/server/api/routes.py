@@ -2,25 +2,29 @@
 
 Runs go to the worker pool; trace downloads are built in a worker of their own pool and streamed
 chunk by chunk (the worker makes the next chunk when the last one is sent); GPU requests go to
-the GPU worker. The event loop only checks input and moves bytes.
+the GPU worker. The event loop only checks input and moves bytes. A client that hangs up while
+its job runs cancels the job (its worker is killed and replaced): no CPU works for nobody.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
+from typing import TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from web.server.api import catalog, validate
-from web.server.api.errors import ApiError, StreamAborted
+from web.server.api.errors import ApiError, ClientGone, StreamAborted
 from web.server.api.openapi import openapi
 from web.server.api.pool import Busy, JobFailed, JobRejected, JobTimeout, Stopping, WorkerDied, WorkerPool
 
 VERSION = "1"
 log = logging.getLogger("contention.server")
+T = TypeVar("T")
 
 
 def _state(request: Request):
@@ -61,10 +65,36 @@ def _job_error(exc: Exception, pool: WorkerPool, what: str) -> Exception:
     return RuntimeError(f"{what} failed in a worker: {exc}")
 
 
-async def _pool_call(pool: WorkerPool, what: str, name: str, **kwargs) -> dict:
-    """One job on ``pool``, with the pool's exceptions turned into API errors."""
+async def _disconnected(request: Request) -> None:
+    """Returns when the client has hung up (call once the body has been read)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _while_connected(request: Request, job: Awaitable[T]) -> T:
+    """``job``'s result; if the client hangs up first, ``job`` is cancelled (a pool job's worker
+    is then killed and replaced) and ClientGone is raised."""
+    task = asyncio.ensure_future(job)
+    gone = asyncio.ensure_future(_disconnected(request))
     try:
-        return await pool.run(name, **kwargs)
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        raise
+    finally:
+        gone.cancel()
+    if not task.done():
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise ClientGone("while its job ran; the job was cancelled")
+    return task.result()
+
+
+async def _pool_call(request: Request, pool: WorkerPool, what: str, name: str, **kwargs) -> dict:
+    """One job on ``pool``, cancelled if the client hangs up, with the pool's exceptions turned
+    into API errors."""
+    try:
+        return await _while_connected(request, pool.run(name, **kwargs))
     except (Busy, JobTimeout, JobRejected, JobFailed, Stopping) as exc:
         raise _job_error(exc, pool, what) from None
 
@@ -104,6 +134,7 @@ async def run(request: Request) -> Response:
         raise _busy(Busy(st.pool.retry_after()), "runs")
     req = validate.run_request(await validate.read_json(request, st.limits), st.limits)
     result = await _pool_call(
+        request,
         st.pool,
         "runs",
         "run",
@@ -130,7 +161,7 @@ async def trace(request: Request) -> Response:
         raise _busy(Busy(pool.retry_after()), "trace downloads")
     chunks = pool.stream("trace_chunks", preset=p.name, seed=seed, duration=duration, max_events=st.limits.max_events)
     try:  # the first chunk comes after the event bound is checked: a refusal is still a JSON error
-        first = await anext(chunks)
+        first = await _while_connected(request, anext(chunks))
     except StopAsyncIteration:
         first = b""
     except (Busy, JobTimeout, JobRejected, JobFailed, Stopping) as exc:
@@ -164,7 +195,7 @@ async def gpu_replay(request: Request) -> Response:
     if not status["available"]:
         raise ApiError(503, f"no GPU replay here: {status['reason']}", "gpu")
     result = await _pool_call(
-        st.gpu.pool(), "GPU replays", "replay", preset=req.preset, seed=req.seed, duration=req.duration
+        request, st.gpu.pool(), "GPU replays", "replay", preset=req.preset, seed=req.seed, duration=req.duration
     )
     return JSONResponse(result)
 

@@ -3,7 +3,7 @@ parent's side).
 
 Messages, parent to worker: ``(function name, kwargs)`` for a job; during a stream ``"more"`` or
 anything else to stop. Worker to parent: ``("ready", pid)`` once it has imported its module;
-then per job ``("ok", result)``, ``("rejected", message, limit, field)`` (a ValueError: bad
+then per job ``("ok", result)``, ``("rejected", message, limit, field)`` (an InputError: bad
 input), ``("failed", message)``, or for a generator ``("item", x)`` one at a time, each after
 a ``"more"``, and ``("end",)`` or ``("stopped",)``.
 """
@@ -12,27 +12,13 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import multiprocessing
-import multiprocessing.connection
 import os
 import signal
-import threading
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
 
-
-def _exit_with_parent() -> None:
-    """In a worker: exit as soon as the parent process is gone (its sentinel, a pipe end that
-    the parent holds, turns readable when the parent dies), even in the middle of a job."""
-    parent = multiprocessing.parent_process()
-    if parent is None:
-        return
-
-    def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os._exit(1)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+from contention_harness.processes import exit_with_parent
+from sims.core.limits import InputError
 
 
 def worker_main(conn: Connection, module: str, warm: str | None, nice: int, label: str) -> None:
@@ -43,7 +29,7 @@ def worker_main(conn: Connection, module: str, warm: str | None, nice: int, labe
             comm.write(label[:15])
     except OSError:
         pass
-    _exit_with_parent()
+    exit_with_parent()
     if nice:
         try:
             os.nice(nice)
@@ -69,7 +55,7 @@ def worker_main(conn: Connection, module: str, warm: str | None, nice: int, labe
                 reply = ("ok", result)
         except _ParentGone:
             return
-        except ValueError as exc:
+        except InputError as exc:
             reply = ("rejected", str(exc), getattr(exc, "limit", None), getattr(exc, "field", None))
         except Exception as exc:  # a bug in a simulation: reported, the worker lives on
             reply = ("failed", f"{type(exc).__name__}: {exc}")

@@ -1,8 +1,9 @@
 // The marks on the charts: scheduled events and injected actions ("event"), and the moments the
 // workload itself causes ("workload": a scan starts, the working set moves; the bridge's info
 // `marks`, from sims.core.stream.Mark). Each is a dashed vertical rule with its label. Where the
-// workload's marks crowd (a scan every 0.23 s over a 60 s axis) their rules shrink to ticks along
-// the top edge, labelled once per label with their count, and the recent window stays at the
+// workload's marks crowd (a scan every 0.23 s over a 60 s axis) they become one thin band along
+// the top edge (hundreds of ticks would comb the chart), labelled once per label with their
+// count ("rule": "tick" in what drawMarks returns), and the recent window stays at the
 // trend's width; zoomed in until they are apart,
 // they are full rules and the recent window fits between two of them, so each phase shows.
 
@@ -61,10 +62,13 @@ export function drawMarks(u, ctx, dpr, marks, fg) {
     ctx.globalAlpha = tick ? 0.4 : 0.55;
     ctx.setLineDash(tick ? [] : [3 * dpr, 3 * dpr]);
     ctx.lineWidth = dpr;
-    ctx.beginPath();
-    ctx.moveTo(m.x, top);
-    ctx.lineTo(m.x, tick ? top + 6 * dpr : top + height);
-    ctx.stroke();
+    if (!tick) {
+      // crowded marks get no stroke each (hundreds would comb the chart): one band below, per label
+      ctx.beginPath();
+      ctx.moveTo(m.x, top);
+      ctx.lineTo(m.x, top + height);
+      ctx.stroke();
+    }
     const short = m.label.length > 26 ? `${m.label.slice(0, 25)}…` : m.label;
     const text = tick ? `${short} ×${counts.get(m.label)}` : short;
     const tw = ctx.measureText(text).width;
@@ -82,6 +86,16 @@ export function drawMarks(u, ctx, dpr, marks, fg) {
     }
     drawn.push({ t: m.t, label: m.label, kind: m.kind, rule: tick ? "tick" : "full", labelled });
   }
+  // crowded workload marks: a thin band along the top from the first to the last of each label
+  const spans = new Map();
+  for (const m of workload) {
+    if (!crowded) break;
+    const [a, b] = spans.get(m.label) || [m.x, m.x];
+    spans.set(m.label, [Math.min(a, m.x), Math.max(b, m.x)]);
+  }
+  ctx.fillStyle = fg;
+  ctx.globalAlpha = 0.25;
+  for (const [a, b] of spans.values()) ctx.fillRect(a, top, Math.max(dpr, b - a), 4 * dpr);
   ctx.setLineDash([]);
   ctx.globalAlpha = 1;
   return drawn;

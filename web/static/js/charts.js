@@ -14,14 +14,44 @@ import { axisTitle, formatMetric, formatTick, metricInfo, niceRange, niceTicks }
 import { dashFor } from "./palette.js";
 import { ChartData } from "./chart-data.js";
 import { drawMarks, recentWindow } from "./chart-marks.js";
+import { XYChart } from "./chart-xy.js";
 
 let syncSeq = 0;
 const seconds = (s) => (s >= 1 ? s.toFixed(1) : String(Number(s.toPrecision(2)))); // 3.0, 0.12
 const LABEL_FONT = "600 11px system-ui, sans-serif";
 const TICK_FONT = "11px system-ui, sans-serif";
+const TICK_ROOM = 10 + 5 + 3; // a y axis's tick and gap (uPlot's defaults), and a margin, besides its longest label
+
+let measurer = null;
+/** The width of `s` in CSS px under `font` (the charts' own fonts). */
+function textWidth(s, font) {
+  measurer ??= document.createElement("canvas").getContext("2d");
+  measurer.font = font;
+  return measurer.measureText(String(s)).width;
+}
+
+/**
+ * Seconds a recent window needs to hold about `count` of its ratios' denominators (references,
+ * requests) at the rate the samples so far show (ChartData `data`), in the panel and ratio where
+ * they come slowest: a window that mostly holds none draws the line as dashes (paging-belady: one
+ * reference a second). 0 before the rate is known.
+ */
+function denominatorWindow(data, count = 4) {
+  const n = data.xs.length;
+  if (n < 2 || !(data.xs[n - 1] > data.xs[0])) return 0;
+  let need = 0;
+  for (const metric of data.windowable)
+    for (const per of data.raw) {
+      const den = per[data.col[data.windows[metric][1]]];
+      if (den[n - 1] == null || den[0] == null) continue;
+      const rate = (den[n - 1] - den[0]) / (data.xs[n - 1] - data.xs[0]);
+      if (rate > 0) need = Math.max(need, count / rate);
+    }
+  return need;
+}
 
 export class Charts {
-  constructor(host, metrics, panels, colors, { height = 190, columns = metrics, windows = {}, units = {}, duration = 0 } = {}) {
+  constructor(host, metrics, panels, colors, { height = 190, columns = metrics, windows = {}, units = {}, duration = 0, xy = null } = {}) {
     this.host = host;
     this.panels = panels;
     this.colors = colors;
@@ -36,6 +66,7 @@ export class Charts {
     this.ghost = null;
     this.plots = [];
     this.sync = `cs-${++syncSeq}`;
+    this.xy = xy ? new XYChart(xy, panels, colors, units) : null; // one point per panel (chart-xy.js)
     this._build();
     this._ro = new ResizeObserver(() => this.resize());
     this._ro.observe(host);
@@ -52,6 +83,7 @@ export class Charts {
     this.plots = [];
     host.replaceChildren();
     if (this.data.windowable.length || this.view) host.append(this._toggle());
+    if (this.xy) host.append(this.xy.fig);
     const cols = this._cols();
     for (const [i, metric] of this.shown.entries()) {
       const info = metricInfo(metric, this.units);
@@ -117,7 +149,7 @@ export class Charts {
 
   _cols() {
     const w = this.host.clientWidth || 900;
-    const n = Math.max(1, this.data.metrics.length);
+    const n = Math.max(1, this.data.metrics.length + (this.xy ? 1 : 0));
     return w > 760 ? Math.min(n, 3) : w > 480 ? Math.min(n, 2) : 1;
   }
 
@@ -127,7 +159,7 @@ export class Charts {
 
   _opts(metric, info, i, cols) {
     const units = this.units;
-    const labelW = Math.min(96, 14 + 6.6 * Math.max(...this.panels.map((p) => p.length)));
+    const labelW = this._labelRoom(cols);
     const gridStroke = "rgba(128,128,128,.15)";
     const tickStroke = "rgba(128,128,128,.3)";
     return {
@@ -163,11 +195,7 @@ export class Charts {
             const step = splits.length > 1 ? splits[1] - splits[0] : 0;
             return splits.map((v) => formatTick(v, info.kind, step));
           },
-          size: (u, values) => {
-            if (!values) return 40;
-            const longest = Math.max(...values.map((s) => String(s).length));
-            return Math.ceil(16 + longest * 6.6);
-          },
+          size: (u, values) => (values ? Math.ceil(TICK_ROOM + Math.max(0, ...values.map((v) => textWidth(v, TICK_FONT)))) : 40),
         },
       ],
       series: [
@@ -188,6 +216,12 @@ export class Charts {
         ready: [(u) => u.over.addEventListener("dblclick", () => this.zoom(null))],
       },
     };
+  }
+
+  /** CSS px right of the plot for the lines' names: the longest name, at most a third of the chart (names are then cut to fit). */
+  _labelRoom(cols) {
+    const longest = Math.max(0, ...this.panels.map((p) => textWidth(p, LABEL_FONT)));
+    return Math.ceil(Math.min(longest + 8, this._width(cols) / 3));
   }
 
   _xRange() {
@@ -218,7 +252,8 @@ export class Charts {
     const [lo, hi] = this._xRange();
     const xs = this.data.xs;
     const step = xs.length > 1 ? (xs[xs.length - 1] - xs[0]) / (xs.length - 1) : 0;
-    const win = recentWindow(this.marks, lo, hi, Math.max(100, this._width(this._cols()) - 60), step);
+    const fit = recentWindow(this.marks, lo, hi, Math.max(100, this._width(this._cols()) - 60), step);
+    const win = Math.min(Math.max(fit, denominatorWindow(this.data)), Math.max(fit, (hi - lo) / 3));
     if (!force && Math.abs(win - this.data.windowSeconds) <= 1e-9 * Math.max(1, win)) return;
     for (const d of [this.data, this.ghost]) {
       if (!d) continue;
@@ -285,9 +320,13 @@ export class Charts {
     for (let j = 1; j < ends.length; j++) if (ends[j].y - ends[j - 1].y < gap) ends[j].y = ends[j - 1].y + gap;
     const overflow = ends.length ? ends[ends.length - 1].y - (top + height) : 0;
     if (overflow > 0) for (const e of ends) e.y = Math.max(top, e.y - overflow);
+    const right = u.width * dpr; // the canvas's right edge
     for (const e of ends) {
       ctx.fillStyle = this.colors[e.k];
-      ctx.fillText(this.panels[e.k], e.x + 5 * dpr, e.y);
+      const room = right - e.x - 7 * dpr;
+      let name = this.panels[e.k];
+      while (name.length > 1 && ctx.measureText(name).width > room) name = `${name.slice(0, -2)}…`;
+      if (ctx.measureText(name).width <= room) ctx.fillText(name, e.x + 5 * dpr, e.y);
     }
     ctx.restore();
     this._describeInto(u);
@@ -318,6 +357,11 @@ export class Charts {
     if (!this.plots.length) return;
     const w = this._width(this._cols());
     for (const p of this.plots) if (w > 100 && Math.abs(p.width - w) > 2) p.setSize({ width: w, height: p.height });
+  }
+
+  /** Draw what compares the panels at frame `f` itself (the XY chart), if the preset asks for it. */
+  across(f) {
+    this.xy?.draw(f, getComputedStyle(this.host).color || "#444");
   }
 
   /** Apply a batch {from, rows}; rows are [t, {panel: [v per column]}]. */

@@ -1,4 +1,4 @@
-// "Jump to divergence" on a preset page (issue 20): pick two panels; the worker replays them in
+// "Jump to divergence" on a preset page: pick two panels; the worker replays them in
 // recording mode (web/pyodide/ops_diverge.py) to the first event where their decisions differ, the
 // simulation seeks there, and each policy's one-sentence reason shows side by side. "Next
 // divergence" goes on from there; the count is the divergences found so far.
@@ -7,20 +7,6 @@ import { el } from "./sim-ui.js";
 const sim = document.querySelector("contention-sim");
 const host = document.querySelector("[data-diverge]");
 
-/** Resolves once the element has its meta and is past loading. */
-function whenMeta() {
-  return new Promise((resolve) => {
-    const ok = () => sim.meta && sim.state !== "loading" && sim.state !== "error";
-    if (ok()) return resolve();
-    const wait = () => {
-      if (!ok()) return;
-      sim.removeEventListener("cs-state", wait);
-      resolve();
-    };
-    sim.addEventListener("cs-state", wait);
-  });
-}
-
 function side(label) {
   const title = el("h3", { class: "diverge-title", text: label });
   const reason = el("p", { class: "diverge-reason", "data-diverge-reason": label });
@@ -28,20 +14,33 @@ function side(label) {
 }
 
 async function build() {
-  // a topic whose panels record no decisions (consensus, for example) gets no controls
-  await sim.whenLive();
-  const { records } = await sim.worker.request("diverge_info", { id: sim.simId });
+  // a topic whose panels record no decisions (consensus, for example) gets no controls; the build
+  // says which (meta.decides), so the controls show, waiting, while Python starts
+  await sim.whenReady();
+  let decides = sim.meta.decides;
+  if (decides === undefined) {
+    await sim.whenLive();
+    decides = (await sim.worker.request("diverge_info", { id: sim.simId })).records;
+  }
   const names = sim.meta.panels.map((p) => p.name);
-  host.dataset.divergeState = records && names.length >= 2 ? "ready" : "none";
+  host.dataset.divergeState = decides && names.length >= 2 ? "ready" : "none";
   if (host.dataset.divergeState === "none") return;
+  // by default the first two panels on screen, following the panel picker until the reader picks
+  const onScreen = (i) => sim.panelNames[i] ?? names[i];
   const select = (i) =>
     el(
       "select",
       { "aria-label": `Panel ${i + 1} to compare`, "data-diverge-panel": String(i) },
-      ...names.map((n, j) => el("option", { value: n, selected: j === i }, n)),
+      ...names.map((n) => el("option", { value: n, selected: n === onScreen(i) }, n)),
     );
   const pickA = select(0);
   const pickB = select(1);
+  let picked = false;
+  sim.addEventListener("cs-change", () => {
+    if (picked) return;
+    pickA.value = onScreen(0);
+    pickB.value = onScreen(1);
+  });
   const status = el("span", { class: "muted", "data-diverge-count": "", role: "status", "aria-live": "polite" });
   const jump = el("button", { type: "button", class: "cs-btn", "data-diverge-jump": "", text: "Jump to divergence" });
   const next = el("button", { type: "button", class: "cs-btn", "data-diverge-next": "", text: "Next divergence" });
@@ -75,11 +74,13 @@ async function build() {
         return;
       }
       await sim.seek(d.t);
+      sim.mark(d.keys); // the keys the two decisions moved, marked in the views
       a.title.textContent = `${first}: ${d.a.decision}`;
       a.reason.textContent = d.a.reason;
       b.title.textContent = `${second}: ${d.b.decision}`;
       b.reason.textContent = d.b.reason;
       showSides(true);
+      sides.scrollIntoView({ block: "nearest", behavior: "smooth" }); // the answer, on screen
       status.textContent = `Divergence ${r.count} so far: event #${d.index} (${d.event}) at t = ${d.t.toFixed(3)} s`;
       host.dataset.divergences = String(r.count);
       host.dataset.t = String(d.t);
@@ -95,8 +96,10 @@ async function build() {
   jump.addEventListener("click", () => go(true));
   next.addEventListener("click", () => go(false));
   const reset = () => {
+    picked = true;
     next.disabled = true;
     showSides(false);
+    sim.mark([]);
     status.textContent = "";
   };
   pickA.addEventListener("change", reset);
@@ -106,9 +109,13 @@ async function build() {
     el("div", { class: "diverge-controls" }, pickA, el("span", { text: " vs " }), pickB, " ", jump, " ", next, " ", status),
     sides,
   );
+  if (sim.mode !== "live") {
+    jump.disabled = true;
+    status.textContent = "Waits for Python, which is starting…";
+    await sim.whenLive();
+    jump.disabled = false;
+    status.textContent = "";
+  }
 }
 
-if (sim && host)
-  whenMeta()
-    .then(build)
-    .catch(() => {});
+if (sim && host) build().catch(() => {});

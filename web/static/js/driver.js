@@ -5,7 +5,8 @@
 export const MAX_REAL_STEP = 0.1; // seconds of real time one animation frame may account for
 export const MAX_LEAD = 0.25; // real seconds the clock may run ahead of the last frame shown
 export const SPEED_MIN = 0.25;
-export const SPEED_MAX = 10;
+// a long run's default speed may need more than 10x to show its point within 20 s
+export const SPEED_MAX = 20;
 
 /** Exponential slider: position in [0, 1] <-> speed in [SPEED_MIN, SPEED_MAX]. */
 export const speedFromSlider = (x) => SPEED_MIN * (SPEED_MAX / SPEED_MIN) ** Math.min(1, Math.max(0, x));

@@ -1,9 +1,12 @@
 // "Edit a policy" on a preset page: the Python source of any of the preset's policies in
 // CodeMirror 6 (our own bundle, vendor/codemirror/, loaded on first use), and Run: the edit runs
 // as a new panel ("lru (edited)") beside the others on the same stream, replayed from 0 to now.
-// The code runs in the page's worker only (web/pyodide/ops_editor.py). Errors show their line in
-// the editor; a panel that stops later (an exception, an invariant, the step budget) says so in
-// its figure and in the editor. The edits travel in the link (edits.js), so a copy reproduces them.
+// The code runs in the edited policies' worker only (edited.js, web/pyodide/ops_editor.py). Errors
+// show their line in the editor; a panel that stops later (an exception, an invariant, the step
+// budget, the watchdog) says so in its figure and in the editor. The edits travel in the link
+// (edits.js), so a copy reproduces them; the reader's own need no consent in this tab (consent.js).
+import { remember } from "./consent.js";
+import { EditedRun, prestart } from "./edited.js";
 import { makeEdit, withEdits } from "./edits.js";
 import { panelColors } from "./palette.js";
 import { el } from "./sim-ui.js";
@@ -65,8 +68,9 @@ class PolicyEditor {
     const help = el("p", {
       class: "pe-help muted",
       text:
-        "Your code runs in this page's worker only. The panel replays the stream from 0; the mechanism checks " +
-        "every decision, and a decision that takes over 100,000 steps stops the panel.",
+        "Your code runs in this tab only, in a worker of its own that cannot reach other sites. The panel replays " +
+        "the stream from 0; the mechanism checks every decision, a decision that takes over 100,000 steps stops " +
+        "the panel, and so does code that runs 4 s without finishing a step.",
     });
     this.box.append(
       el("div", { class: "pe-bar" }, el("label", {}, el("span", { text: "Policy " }), this.pick), this.run, revert, remove, close),
@@ -90,6 +94,7 @@ class PolicyEditor {
   async show() {
     this.box.hidden = false;
     this.say("Loading the editor…");
+    prestart(); // the edited policies' worker starts while the reader types
     await this.sim.whenLive();
     const [m, listed] = await Promise.all([loadEditor(), this.request("editor_policies")]);
     if (!this.view) {
@@ -141,11 +146,15 @@ class PolicyEditor {
     this.run.disabled = true;
     this.say("Checking…");
     try {
-      const check = await this.request("editor_check", { base, source });
+      this.sim.editRun ||= new EditedRun(this.sim);
+      const check = await this.sim.editRun.check(base, source);
       if (!check.ok) return this.showError(check.error);
       this.mark(null);
       this.say("Replaying from 0…");
-      await setEdits(this.sim, [...this.sim.edits.filter((e) => e.base !== base), await makeEdit(base, source)]);
+      const edit = await makeEdit(base, source);
+      remember([edit]); // the reader's own: a reload of this tab asks no consent
+      await setEdits(this.sim, [...this.sim.edits.filter((e) => e.base !== base), edit]);
+      await this.sim.editRun?.created;
       const name = base + " (edited)";
       const err = this.sim.editErrors?.[name];
       if (err) return this.showError(err);
@@ -203,6 +212,17 @@ const sim = document.querySelector("contention-sim");
 const host = document.querySelector("[data-policy-editor]");
 if (sim && host)
   sim.whenReady().then(
-    () => (sim.editor = new PolicyEditor(sim, host)),
+    () => {
+      sim.editor = new PolicyEditor(sim, host);
+      // "edit this policy" on a concept page links here with #editor=PANEL: open it on that panel
+      const want = new URLSearchParams(location.hash.slice(1)).get("editor");
+      if (want && sim.meta.panels.some((p) => p.name === want)) {
+        sim.editor.base = want;
+        sim.editor.show().then(
+          () => host.scrollIntoView({ block: "start" }),
+          () => {},
+        );
+      }
+    },
     () => {},
   );

@@ -3,8 +3,6 @@
 // ("lru (edited)"), the Python source, and `code`, the source compressed (deflate-raw) in
 // base64url, which a link carries as edit.BASE=CODE. The edited code runs only in the worker
 // (web/pyodide/ops_editor.py); the server never sees it.
-import { defaultPanels } from "./meta.js";
-
 export const SUFFIX = " (edited)";
 
 const b64url = (bytes) => {
@@ -52,8 +50,3 @@ export function withEdits(meta, edits) {
   }
   return { ...meta, panels: [...own, ...added] };
 }
-
-/** The panels shown without a `panels` attribute: the preset's default, then every edit. */
-export const shownByDefault = (meta, edits) => [
-  ...new Set([...defaultPanels({ ...meta, panels: meta.panels.filter((p) => !p.edited) }), ...edits.map((e) => e.name)]),
-];

@@ -107,6 +107,8 @@ export class EmbedSim extends ContentionSim {
   static shadow = true;
   static Charts = MiniCharts;
   static worker = () => lazyWorker;
+  /** Edited policies never run in an embed: it lives on someone else's page, under their policy. */
+  static linkEdits = false;
   /** CSS text used instead of the element's stylesheet links (set by the notebook widget). */
   static inlineCss = null;
   static observedAttributes = [...ContentionSim.observedAttributes, "height", "theme"];

@@ -68,22 +68,28 @@ function attach(canvas) {
   const sim = simOf(canvas);
   if (!sim || typeof sim.inject !== "function" || sim.getAttribute("controls") === "basic" || sim.getAttribute("knob")) return;
   canvas.dataset.faults = "draw";
-  // a view the reader draws on needs room: the servers get a taller canvas (the element's
-  // ResizeObserver redraws at the new size)
-  if (canvas.parentElement) canvas.parentElement.style.height = "clamp(200px, 36vw, 300px)";
+  // a view the reader draws on needs room: the servers get a taller canvas (sim.css; the
+  // element's ResizeObserver redraws at the new size)
   canvas.style.touchAction = "none";
   canvas.style.cursor = "crosshair";
   canvas.setAttribute("aria-label", `${canvas.getAttribute("aria-label") || ""}; drag a line to partition, click a server to crash it`);
+  // say on the page what the servers take, and offer one "heal" (it joins drawn partitions and
+  // the preset's own alike, so the preset's "Heal the partition" button goes)
   const extras = sim.root?.querySelector?.(".cs-extras");
   if (extras && !extras.querySelector(".cs-heal")) {
+    sim.meta?.actions?.forEach((a, i) => {
+      if (a.event?.kind === "fault" && a.event?.fault === "heal") extras.querySelector(`[data-action="${i}"]`)?.remove();
+    });
+    const hint = document.createElement("span");
+    hint.className = "cs-hint";
+    hint.textContent = "Draw on the servers: drag a line across them to cut the network there; click one to crash or restart it.";
     const heal = document.createElement("button");
     heal.type = "button";
     heal.className = "cs-btn cs-break cs-heal";
-    heal.textContent = "⚡ Heal";
-    heal.title = "Drag a line across the servers to partition them; click a server to crash or restart it";
+    heal.textContent = "⚡ Heal the network";
     heal.setAttribute("aria-label", "Break it: heal every partition");
     heal.onclick = () => sim.inject(HEAL).catch(() => {});
-    extras.append(heal);
+    extras.append(heal, hint);
   }
   let start = null;
   const at = (e) => {

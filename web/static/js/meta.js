@@ -19,12 +19,14 @@ export function loadMeta(name) {
 }
 
 /**
- * The panels shown by default: the claim's panels when the preset states a claim (a claim names
- * the few that make its point; queues-hockey-stick's ρ ladder needs five), else every panel.
- * The others are one click away in the panel picker.
+ * The panels shown by default: the meta's `shown` (sims.core.api.shown_panels: the preset's
+ * site.panels, else its claim's); for a meta without it, the claim's panels when the preset states
+ * a claim (a claim names the few that make its point), else every panel. The others are one click
+ * away in the panel picker.
  */
 export function defaultPanels(meta) {
   const all = meta.panels.map((p) => p.name);
+  if (Array.isArray(meta.shown)) return all.filter((n) => meta.shown.includes(n));
   const claim = (claimOf(meta)?.panels || []).filter((n) => all.includes(n));
   if (claim.length < 2) return all;
   return all.filter((n) => claim.includes(n));
@@ -32,3 +34,8 @@ export function defaultPanels(meta) {
 
 /** The preset's claim ([site.claim]: metric, panels best first, margin, at), or null. */
 export const claimOf = (meta) => meta.site?.claim || meta.claim || null;
+
+/** The panels shown without a `panels` attribute: the preset's default, then every edit. */
+export const shownByDefault = (meta, edits) => [
+  ...new Set([...defaultPanels({ ...meta, panels: meta.panels.filter((p) => !p.edited) }), ...edits.map((e) => e.name)]),
+];

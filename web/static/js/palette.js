@@ -1,7 +1,8 @@
 // Panel colours: one per panel, never repeated within a page whatever the panel count, and safe
-// for the common colour-vision deficiencies for the first seven (Okabe & Ito's set, without its
-// yellow on white), then Paul Tol's muted set; past those, hues step by the golden angle. Lines also
-// differ by dash (DASHES) and carry their names at their ends, so colour is never the only cue.
+// for the common colour-vision deficiencies for the first six (Okabe & Ito's set, without its
+// yellow on white, and without its black, which is the text's colour), then Paul Tol's muted set;
+// past those, hues step by the golden angle. Lines also differ by dash (DASHES) and carry their
+// names at their ends, so colour is never the only cue.
 
 const LIGHT = [
   "#0072b2", // blue
@@ -10,7 +11,8 @@ const LIGHT = [
   "#cc79a7", // reddish purple
   "#e69f00", // orange
   "#56b4e9", // sky blue
-  "#1c1d21", // near black
+  // brown (not black: the text is near black)
+  "#8c5a2b",
   "#882255", // wine
   "#999933", // olive
   "#332288", // indigo
@@ -23,7 +25,8 @@ const DARK = [
   "#e69bc6", // reddish purple
   "#f0e442", // yellow
   "#8fa8ff", // periwinkle
-  "#e7e8ec", // near white
+  // tan (not white: the text is near white)
+  "#d9a46c",
   "#dd7799", // rose
   "#bbcc33", // pear
   "#aa99ee", // lavender
@@ -32,6 +35,12 @@ const DARK = [
 
 /** Stroke dashes by panel index: solid first, then patterns that let a line under another show. */
 export const DASHES = [[], [7, 4], [2, 3], [10, 3, 2, 3], [4, 4], [1, 2], [12, 4], [6, 2, 1, 2], [3, 6], [8, 8]];
+
+/** Whether the page is dark: the site's theme toggle (web/static/js/theme.js), else the system's. */
+export function siteDark() {
+  const t = document.documentElement.dataset.theme;
+  return t === "dark" || t === "light" ? t === "dark" : matchMedia("(prefers-color-scheme: dark)").matches;
+}
 
 /** `n` distinct colours for the panels of one page, in panel order. */
 export function panelColors(n, dark = false) {

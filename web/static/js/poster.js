@@ -8,7 +8,7 @@
 import { MAX_LEAD } from "./driver.js";
 
 export class Poster {
-  /** `frames`: [{t, panels, series}], t ascending, frames[0] at t = 0. */
+  /** `frames`: [{t, panels, series}], t ascending, frames[0] at the preset's start (meta.start, usually 0). */
   constructor(frames) {
     this.frames = frames;
     this.shown = -1; // index of the frame on screen; its series rows (and all before) are applied

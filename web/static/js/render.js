@@ -3,6 +3,9 @@
 // A renderer is (ctx, view, box, theme) -> void; box = {w, h} in CSS pixels. Each topic's
 // renderers live in js/topics/TOPIC.js, loaded by name with loadTopic(TOPIC).
 
+// the debug hook for tests (text-boxes.js): where every text drawn on a canvas goes
+if (globalThis.contentionTextBoxes) (await import("./text-boxes.js")).recordTextBoxes(globalThis.contentionTextBoxes);
+
 export const RENDERERS = Object.create(null);
 const TOPICS = new Map(); // topic name -> Promise of its module (null when it has none)
 

@@ -107,9 +107,12 @@ export class SearchBox {
         )
         .join("; ");
       await sim.restart({ ...keep, ...r.overrides });
+      const cut = r.shrunk
+        ? `, then shrunk from ${r.shrunk.from} to ${r.shrunk.to} ${r.shrunk.minimal ? "(no single one can go)" : "(stopped before a minimum)"}`
+        : "";
       this._state(
         "found",
-        `Found ${r.objective} = ${fmt(r.best_score)} at evaluation ${r.found_at} (${shown}). Loaded from t = 0: press play, or copy the link.`,
+        `Found ${r.objective} = ${fmt(r.best_score)} at evaluation ${r.found_at}${cut} (${shown}). Loaded from t = 0: press play, or copy the link.`,
       );
     } catch (err) {
       this._state("error", `Search failed: ${err.message}`);

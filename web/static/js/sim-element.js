@@ -7,12 +7,11 @@ import { sharedWorker } from "./worker-client.js";
 import { Channel, Clock, sliderFromSpeed, SPEED_MIN, SPEED_MAX } from "./driver.js";
 import { actionLabel } from "./action-label.js";
 import { ceilTime, parseActions, parseOverrides, parsePanels } from "./link.js";
-import { claimOf, loadMeta } from "./meta.js";
+import { claimOf, loadMeta, shownByDefault } from "./meta.js";
 import { Poster, dropPoster, handover } from "./poster.js";
 import { buildUI, el, handleKey, readTheme, renderFrame, sharedScales, showSpeed, watchText } from "./sim-ui.js";
-import { panelColors } from "./palette.js";
+import { panelColors, siteDark } from "./palette.js";
 import { loadTopic } from "./render.js";
-import { parseEdits, shownByDefault, withEdits } from "./edits.js";
 
 export { formatActions, formatOverrides, parseActions, parseOverrides } from "./link.js";
 export { loadMeta } from "./meta.js";
@@ -26,6 +25,8 @@ export class ContentionSim extends HTMLElement {
   static observedAttributes = ["speed"];
   /** Subclasses (the embed) set this to render into an open shadow root with its own styles. */
   static shadow = false;
+  /** Whether the `edits` attribute (a link's edited policies) may run, after the reader's yes (consent.js). */
+  static linkEdits = true;
 
   constructor() {
     super();
@@ -92,7 +93,8 @@ export class ContentionSim extends HTMLElement {
   }
   async snapshot() {
     await this.whenLive();
-    return this.channel.request("snapshot");
+    const snap = await this.channel.request("snapshot");
+    return this.editRun ? this.editRun.snapshot(snap) : snap;
   }
   setSpeed(x) {
     x = Math.min(SPEED_MAX, Math.max(SPEED_MIN, Number(x) || 1));
@@ -113,6 +115,7 @@ export class ContentionSim extends HTMLElement {
     if (at > this.t) await this.channel.request("advance", { t: at });
     const r = await this.channel.request("inject", { action: index });
     this.actions = r.actions;
+    this.editRun?.inject(index, at);
     this.charts.mark?.(at, actionLabel(this.meta, index));
     if (!this.clock.playing) {
       const ahead = Math.min(this.meta.duration, at + Math.max(1, this.meta.duration / 30));
@@ -121,6 +124,11 @@ export class ContentionSim extends HTMLElement {
     }
     this._changed();
     return r;
+  }
+  /** Mark these keys in the views (what two panels' decisions moved: diverge.js); [] clears. */
+  mark(keys) {
+    this.marked = new Set((keys || []).map(String));
+    this._scheduleRender();
   }
   /** Restart from t=0 with parameter overrides (deterministic: same seed, same stream). */
   async restart(overrides = this.overrides) {
@@ -155,7 +163,8 @@ export class ContentionSim extends HTMLElement {
     const t = this.t;
     this.clock.pause();
     this._dropPoster();
-    this.panelNames = this.meta.panels.map((p) => p.name).filter((n) => names.includes(n));
+    const known = new Set(this.meta.panels.map((p) => p.name));
+    this.panelNames = [...new Set(names)].filter((n) => known.has(n)); // in the order asked: a concept shows its own first
     this._rebuildUI();
     await this._create(t);
     if (playing) this.play();
@@ -201,6 +210,13 @@ export class ContentionSim extends HTMLElement {
     if (this._started) return;
     this._started = true;
     this.root = this.constructor.shadow ? this.attachShadow({ mode: "open" }) : this;
+    const siteTheme = document.documentElement.dataset.theme; // the site's toggle reaches a shadow root this way
+    if (this.constructor.shadow && !this.hasAttribute("theme")) {
+      this.dataset.siteTheme = ""; // theme.js keeps `theme` in step with the toggle
+      if (siteTheme === "dark" || siteTheme === "light") this.setAttribute("theme", siteTheme);
+    }
+    this._onTheme = () => this._themeChanged();
+    document.addEventListener("cs-theme", this._onTheme);
     this.dataset.state = "loading";
     this.status = el("p", { class: "cs-status", role: "status", "aria-live": "polite", text: "Loading the simulation…" });
     this.root.append(this.status);
@@ -214,9 +230,11 @@ export class ContentionSim extends HTMLElement {
   }
 
   disconnectedCallback() {
+    document.removeEventListener("cs-theme", this._onTheme);
     this.clock?.destroy();
     this.charts?.destroy();
     this._unRestart?.();
+    this.editRun?.close();
     this.worker?.request("drop", { id: this.simId }).catch(() => {});
     this._started = false;
   }
@@ -229,28 +247,36 @@ export class ContentionSim extends HTMLElement {
     const name = this.getAttribute("preset");
     if (!name) throw new Error('no preset: set the "preset" attribute');
     this.meta = await loadMeta(name);
-    this.edits = await parseEdits(this.getAttribute("edits")); // edited policies (edits.js, editor.js)
-    if (this.edits.length) this.meta = withEdits(this.meta, this.edits);
+    // start the worker (Pyodide's download and compile) before building the UI, or asking about edits
+    this.worker = this.constructor.worker ? this.constructor.worker() : sharedWorker();
+    this._unRestart = this.worker.onRestart(() => this._recover());
+    // edited policies a link carries (edits.js, editor.js) run only once the reader says yes
+    // edits.js loads only where a link carries edits (an embed never runs them: linkEdits = false)
+    const edits = this.constructor.linkEdits && this.getAttribute("edits") ? await import("./edits.js") : null;
+    const carried = edits ? await edits.parseEdits(this.getAttribute("edits")) : [];
+    this.edits = carried.length ? await (await import("./consent.js")).consent(this, carried) : [];
+    const refused = new Set(carried.filter((e) => !this.edits.includes(e)).map((e) => e.name));
+    if (this.edits.length) this.meta = edits.withEdits(this.meta, this.edits);
     await loadTopic(this.meta.topic); // its renderers, before the first frame is drawn
     const m = this.meta;
     const seedAttr = this.getAttribute("seed");
     this.seed = seedAttr === null || seedAttr === "" ? m.seed : Number(seedAttr);
     if (!Number.isInteger(this.seed)) throw new Error(`seed must be an integer, got "${seedAttr}"`);
-    const names = parsePanels(this.getAttribute("panels"));
+    const names = parsePanels(this.getAttribute("panels")).filter((n) => !refused.has(n));
     const valid = m.panels.map((p) => p.name);
     for (const n of names) if (!valid.includes(n)) throw new Error(`unknown panel "${n}" for ${m.name}; valid: ${valid.join(", ")}`);
     this.panelNames = names.length ? names : shownByDefault(m, this.edits);
     this.overrides = parseOverrides(this.getAttribute("overrides"));
     this.actions = parseActions(this.getAttribute("actions"));
-    const t0 = Math.max(0, Math.min(Number(this.getAttribute("t")) || 0, m.duration));
-    const posterOk = this.seed === m.seed && !Object.keys(this.overrides).length && !this.actions.length && !this.edits.length && t0 === 0;
+    // where the page opens, already playing (the preset's site.start)
+    const start = m.start || 0;
+    const t0 = Math.max(0, Math.min(this.hasAttribute("t") ? Number(this.getAttribute("t")) || 0 : start, m.duration));
+    const posterOk =
+      this.seed === m.seed && !Object.keys(this.overrides).length && !this.actions.length && !this.edits.length && t0 === start;
     this.poster = posterOk && m.poster && m.poster.length ? new Poster(m.poster) : null;
 
-    // start the worker (Pyodide's download and compile) before building the UI
-    this.worker = this.constructor.worker ? this.constructor.worker() : sharedWorker();
-    this._unRestart = this.worker.onRestart(() => this._recover());
     this._Charts = this.constructor.Charts || (await loadCharts());
-    const dark = this.dark ?? matchMedia("(prefers-color-scheme: dark)").matches; // `dark`: a subclass's theme override
+    const dark = this.dark ?? siteDark(); // `dark`: a subclass's theme override
     this.colors = panelColors(m.panels.length, dark);
     this._buildUI();
     this.clock = new Clock({
@@ -270,10 +296,12 @@ export class ContentionSim extends HTMLElement {
       this.mode = "poster";
       this.clock.maxLead = Infinity;
       this._showPoster(0);
-      this._setStatus("Preview from the build: Python is starting…");
+      this._setStatus("Preview from the build while Python starts…");
+      // on a page, what works now and what waits, and how long Python has taken (an embed says its own)
+      if (!this.constructor.shadow) import("./waiting.js").then((w) => this.mode === "poster" && w.waitingStatus(this));
     }
     const autoplay = this.getAttribute("autoplay") !== "false" && !matchMedia("(prefers-reduced-motion: reduce)").matches;
-    if (autoplay && t0 === 0) this.clock.play();
+    if (autoplay && t0 === start) this.clock.play();
     this._syncState();
     this._create(t0); // not awaited: the poster plays meanwhile
   }
@@ -288,6 +316,15 @@ export class ContentionSim extends HTMLElement {
     this._syncState();
     try {
       const edited = new Set(this.edits.map((e) => e.name));
+      this.editErrors = {};
+      if (this.edits.length) {
+        // the edited panels run in a worker of their own, built meanwhile, from 0 to t and on (edited.js)
+        this.editRun ||= new (await import("./edited.js")).EditedRun(this);
+        this.editRun.start(t);
+      } else {
+        this.editRun?.close();
+        this.editRun = null;
+      }
       // createOp/createArgs: a page feature's own way to build the run (tracedrop.js: a dropped trace)
       const r = await this.worker.request(this.createOp || "create", {
         id: this.simId,
@@ -302,14 +339,6 @@ export class ContentionSim extends HTMLElement {
       this.info = r.info;
       if (r.info.duration !== this.meta.duration) this._adoptDuration(r.info.duration);
       this._adoptControls(r.info);
-      this.editErrors = {};
-      if (this.edits.length) {
-        // the edited panels join at t, replayed from 0 in the worker (web/pyodide/ops_editor.py)
-        const edits = this.edits.map(({ base, source }) => ({ base, source }));
-        const e = await this.worker.request("editor_apply", { id: this.simId, edits });
-        r.frame = e.frame;
-        this.editErrors = e.errors;
-      }
       if (wasPoster && this.mode === "poster") {
         await this.channel.request("handover");
       } else {
@@ -343,7 +372,11 @@ export class ContentionSim extends HTMLElement {
 
   async _send(op, args) {
     if (op === "handover") return this._handover();
-    if (this.mode === "poster" && (op === "advance" || op === "seek")) return this._showPoster(this.poster.indexAt(args.t));
+    if (this.mode === "poster" && (op === "advance" || op === "seek")) {
+      if (args.t >= this.poster.frames[0].t) return this._showPoster(this.poster.indexAt(args.t));
+      // before the poster's first frame (the preset's start): only the live run has it
+      this._dropPoster();
+    }
     await this._live;
     return this.worker.request(op, { id: this.simId, ...args });
   }
@@ -372,12 +405,19 @@ export class ContentionSim extends HTMLElement {
     for (const [i, t] of this.actions) this.charts.mark(t, actionLabel(this.meta, i));
   }
 
+  /** The edited panels moved on (edited.js): draw them with the latest frame. */
+  _editedFrame() {
+    if (this.frame && this.mode === "live") this._onResult("edited", { ...this.frame, series: null });
+  }
+
   _onResult(op, result) {
     if (op === "snapshot") return;
-    const frame = op === "inject" ? result.frame : result;
+    let frame = op === "inject" ? result.frame : result;
     if (!frame || !frame.panels) return;
+    if (this.editRun && op !== "poster") frame = this.editRun.merge(frame, op);
     if (op !== "poster" && frame.series) this.charts.apply(frame.series);
     this.frame = frame;
+    if (op === "edited") return this._scheduleRender();
     this.clock.frameShown(frame.t);
     if (op === "step" || op === "seek") this.clock.set(frame.t);
     if (op !== "step" && this.ui && !this.ui.stepNote.hidden && op !== "inject") this.ui.stepNote.hidden = true;
@@ -453,6 +493,7 @@ export class ContentionSim extends HTMLElement {
         windows: this.meta.windows || {},
         units: this.meta.metrics || {},
         duration: this.meta.duration,
+        xy: this.meta.site?.xy,
       },
     );
     this._ro = new ResizeObserver(() => this._scheduleRender(true));
@@ -473,6 +514,22 @@ export class ContentionSim extends HTMLElement {
     if (targets(info.controls) === targets(this.meta.controls)) return;
     this.meta = { ...this.meta, controls: info.controls, control_values: info.control_values };
     this._rebuildUI();
+  }
+
+  /** The page's theme changed: new panel colours, and canvases and charts drawn again in it. */
+  async _themeChanged() {
+    if (!this.ui || !this.clock || this.mode === "error") return;
+    const colors = panelColors(this.meta.panels.length, this.dark ?? siteDark());
+    if (colors.join() === this.colors.join() && this._themeCache?.fg === readTheme(this).fg) return;
+    this.colors = colors;
+    this._themeCache = null;
+    if (this.mode !== "live") return this._rebuildUI(); // the poster's next frame draws in the new colours
+    const playing = this.clock.playing;
+    const t = this.t;
+    this.clock.pause();
+    this._rebuildUI();
+    await this._create(t); // the new charts get their rows from 0
+    if (playing) this.play();
   }
 
   /** Rebuild the DOM (a new choice of panels); the speed and the status line stay. */
@@ -512,6 +569,7 @@ export class ContentionSim extends HTMLElement {
     renderFrame(this, f, { ...this._themeCache, scales: sharedScales(f, this.panelNames) }, this._resized);
     this._resized = false;
     this.charts.flush();
+    this.charts.across?.(f);
   }
 }
 

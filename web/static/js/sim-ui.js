@@ -120,6 +120,7 @@ export function buildUI(sim) {
           class: "cs-btn cs-break",
           text: `⚡ ${a.label}`,
           "aria-label": `Break it: ${a.label}`,
+          "data-action": String(i),
           onclick: () => sim.inject(i).catch(() => {}),
         }),
       ),
@@ -134,7 +135,7 @@ export function buildUI(sim) {
   // the panel picker (not in an embed, which shows what its writer chose), loaded after first paint
   if (full && !knob && !sim.constructor.shadow && m.panels.length > 2)
     import("./picker.js").then((mod) => picker.replaceWith(mod.panelPicker(sim)));
-  const grid = el("div", { class: "cs-panels", "data-count": String(sim.panelNames.length) });
+  const grid = el("div", { class: "cs-panels", "data-count": String(sim.panelNames.length), style: `--n:${sim.panelNames.length}` });
   sim.keyMetrics = new Set(m.key_metrics || []);
   for (const name of sim.panelNames) {
     const spec = m.panels.find((p) => p.name === name);
@@ -162,16 +163,17 @@ export function buildUI(sim) {
     ui.panels[name] = { canvas, metrics, more, moreList, error, cells: {}, w: 0, h: 0 };
   }
   ui.chartHost = el("div", { class: "cs-charts" });
+  // the picture first: the controls that drive it, the panels, then what to watch for in them
   ui.wrap = el(
     "div",
     { class: "cs", tabindex: "0", onkeydown: (e) => sim.handleKey(e) },
     ui.banner,
-    watch,
     bar,
     ui.stepNote,
-    extras,
-    picker,
     grid,
+    watch,
+    picker,
+    extras,
     ui.chartHost,
   );
   sim.root.append(ui.wrap);
@@ -232,6 +234,12 @@ export function renderFrame(sim, f, theme, resized) {
     const p = ui.panels[name];
     const data = f.panels[name];
     if (!data) continue;
+    const kind = data.view?.kind || "";
+    if (p.canvas.parentElement.dataset.kind !== kind) {
+      // a view kind may want another height (sim.css)
+      p.canvas.parentElement.dataset.kind = kind;
+      resized = true;
+    }
     if (resized || !p.w) {
       const box = p.canvas.parentElement.getBoundingClientRect();
       p.w = Math.max(100, Math.floor(box.width));
@@ -244,7 +252,7 @@ export function renderFrame(sim, f, theme, resized) {
     const ctx = p.canvas.getContext("2d");
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     const moment = { t: f.t, marks: sim.info?.marks || [] }; // the workload's marks, for the views (draw.js lastMark)
-    drawView(ctx, data.view, { w: p.w, h: p.h }, { ...theme, ...moment, panel: name, color: sim.colorOf(name) });
+    drawView(ctx, data.view, { w: p.w, h: p.h }, { ...theme, ...moment, panel: name, color: sim.colorOf(name), marked: sim.marked });
     const names = [...first.filter((k) => k in data.metrics), ...Object.keys(data.metrics).filter((k) => !first.includes(k))];
     for (const k of names) {
       let cell = p.cells[k];
@@ -274,7 +282,8 @@ export function renderFrame(sim, f, theme, resized) {
 
 /**
  * One scale for views that are compared: the largest value across the shown panels of each
- * numeric list in the views (`key`) and of each numeric field of lists of records (`key.field`).
+ * numeric list in the views (`key`), of each numeric field of lists of records (`key.field`) and
+ * of each column of lists of rows (`key.i`).
  */
 export function sharedScales(f, panelNames) {
   const scales = {};
@@ -288,16 +297,25 @@ export function sharedScales(f, panelNames) {
       if (!Array.isArray(v)) continue;
       for (const x of v) {
         if (typeof x === "number") top(k, x);
-        else if (x && typeof x === "object" && !Array.isArray(x)) for (const [field, y] of Object.entries(x)) top(`${k}.${field}`, y);
+        else if (Array.isArray(x)) x.forEach((y, i) => top(`${k}.${i}`, y));
+        else if (x && typeof x === "object") for (const [field, y] of Object.entries(x)) top(`${k}.${field}`, y);
       }
     }
   }
   return scales;
 }
 
-/** The element's keys (play.js passes the page's keys here too). */
+// what Space activates by itself: a key on one of these is the control's, not the simulation's
+const CONTROL = "button,input,select,textarea,summary,a,label,[contenteditable],[role=button],[role=checkbox]";
+
+/**
+ * The element's keys (play.js passes the page's keys here too). A field keeps every key (a slider
+ * its arrows); any other control keeps Space (a button is pressed, a box ticked), so Space plays
+ * and pauses only when focus is on no control.
+ */
 export function handleKey(sim, e) {
-  if (e.target && /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName) && e.key !== " ") return;
+  const control = e.target?.closest?.(CONTROL);
+  if (control && (/^(INPUT|SELECT|TEXTAREA)$/.test(control.tagName) || e.key === " ")) return;
   if (e.key === " " || e.key === "k") {
     e.preventDefault();
     sim.clock.playing ? sim.pause() : sim.play();

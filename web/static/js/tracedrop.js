@@ -32,11 +32,24 @@ export class TraceDrop {
 
   async attach() {
     await this.sim.whenReady();
-    const { formats } = await this.sim.worker.request("trace_formats", { preset: this.sim.meta.name });
+    // the build says which formats the preset takes (meta.trace_formats), so the section shows,
+    // waiting, while Python starts
+    const formats = this.sim.meta.trace_formats ?? (await this.sim.worker.request("trace_formats", { preset: this.sim.meta.name })).formats;
     if (!formats.length) return; // this preset's stream takes no trace file
     this.formats = formats;
     this._build();
     this.host.hidden = false;
+    if (this.sim.mode !== "live") {
+      this.choose.disabled = this.format.disabled = true;
+      this.detected.textContent = "Waits for Python, which is starting…";
+      this.sim
+        .whenLive()
+        .then(() => {
+          this.choose.disabled = this.format.disabled = false;
+          this.detected.textContent = "";
+        })
+        .catch(() => {});
+    }
     const page = document.documentElement;
     page.addEventListener("dragover", (e) => {
       if (![...(e.dataTransfer?.types || [])].includes("Files")) return;
@@ -57,6 +70,7 @@ export class TraceDrop {
 
   _build() {
     const choose = el("input", { type: "file", class: "td-file", onchange: (e) => e.target.files[0] && this.load(e.target.files[0]) });
+    this.choose = choose;
     this.format = el(
       "select",
       { "aria-label": "Trace format" },
@@ -65,6 +79,7 @@ export class TraceDrop {
     );
     this.progress = el("progress", { max: "1", value: "0", hidden: true, "aria-label": "Reading the trace" });
     this.status = el("p", { class: "td-status", role: "status", "aria-live": "polite" });
+    this.detected = el("p", { class: "td-detected", "aria-live": "polite" });
     this.reset = el("button", { type: "button", class: "cs-btn", text: "Back to the preset's own stream", onclick: () => this.unload() });
     this.note = el(
       "p",
@@ -82,6 +97,7 @@ export class TraceDrop {
         ". See docs/traces.md for the formats and where to get real traces.",
       ),
       el("div", { class: "td-row" }, el("label", {}, "File ", choose), el("label", {}, "Format ", this.format)),
+      this.detected,
       this.progress,
       this.status,
       this.note,
@@ -94,6 +110,37 @@ export class TraceDrop {
     this.status.setAttribute("role", error ? "alert" : "status");
   }
 
+  /**
+   * The format to read `file` as: the one chosen, else the one detected from its first row; when
+   * that row plainly is a trace of another kind than this page takes, ask first (null: the reader
+   * said no). The page says what it detected either way.
+   */
+  async _formatOf(file) {
+    if (this.format.value !== "auto") return this.format.value;
+    const head = new TextDecoder().decode(await file.slice(0, 65536).arrayBuffer());
+    const r = await this.sim.worker.request("trace_detect", { preset: this.sim.meta.name, text: head });
+    const as = LABELS[r.format] || r.format;
+    if (!r.ask) {
+      this.detected.textContent = `Detected: ${as}.`;
+      return r.format;
+    }
+    this.host.dataset.state = "asking";
+    const yes = el("button", { type: "button", class: "cs-btn", "data-trace-anyway": "", text: `Read it as ${as}` });
+    const no = el("button", { type: "button", class: "cs-btn", "data-trace-cancel": "", text: "Cancel" });
+    this.detected.replaceChildren(
+      `${file.name} looks like ${LABELS[r.looks] || r.looks}, which this page's workload does not take: it takes ${this.formats.map((f) => LABELS[f] || f).join("; ")}. `,
+      yes,
+      " ",
+      no,
+    );
+    const ok = await new Promise((resolve) => {
+      yes.onclick = () => resolve(true);
+      no.onclick = () => resolve(false);
+    });
+    this.detected.textContent = ok ? `Reading it as ${as}, as you asked.` : "";
+    return ok ? r.format : null;
+  }
+
   /** Read `file` into the worker, then restart the simulation on it. */
   async load(file) {
     if (this.busy || !this.formats) return;
@@ -101,13 +148,20 @@ export class TraceDrop {
     const sim = this.sim;
     const worker = sim.worker;
     const upload = `trace-${++uploads}`;
+    sim.pause();
+    this.host.dataset.state = "reading";
+    const format = await this._formatOf(file).catch(() => this.format.value);
+    if (!format) {
+      this.busy = false;
+      this.host.dataset.state = this.upload ? "loaded" : "idle"; // what played before plays on
+      return;
+    }
     this.host.dataset.state = "reading";
     this.progress.hidden = false;
     this.progress.value = 0;
     this._say(`Reading ${file.name}…`);
-    sim.pause();
     try {
-      await worker.request("trace_begin", { upload, preset: sim.meta.name, format: this.format.value, name: file.name, size: file.size });
+      await worker.request("trace_begin", { upload, preset: sim.meta.name, format, name: file.name, size: file.size });
       const decoder = new TextDecoder("utf-8", { fatal: true });
       let lines = 0;
       let rows = 0;

@@ -1,7 +1,7 @@
 // Renderers of topic `cache`'s view kinds (sims/cache/topic.toml `views`), loaded by render.js's
 // loadTopic("cache") when a preset of the topic is shown.
 import { registerRenderer, fmt } from "../render.js";
-import { PAD, text, lastMark, markNote } from "../draw.js";
+import { PAD, lastMark, markCell, markNote, text } from "../draw.js";
 
 // cache: each list as a row of cells (ghost lists faded), with its size. When the workload has a
 // hot set (hot_n keys numbered from 0, as scan_mix), hot keys are one colour and the rest another,
@@ -38,6 +38,7 @@ registerRenderer("cache", (ctx, v, box, theme) => {
       ctx.fillRect(PAD + k * w, y + 11, Math.max(1, w - 0.5), rowH - 15);
     });
     ctx.globalAlpha = 1;
+    items.forEach((key, k) => markCell(ctx, key, PAD + k * w, y + 11, w - 0.5, rowH - 15, theme));
   });
   markNote(ctx, theme, PAD, Math.min(box.h - 7, 20 + lists.length * rowH + 5), "left", box.w - 2 * PAD);
 });

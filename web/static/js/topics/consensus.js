@@ -1,7 +1,7 @@
 // Renderers of topic `consensus`'s view kinds (sims/consensus/topic.toml `views`), loaded by
 // render.js's loadTopic("consensus") when a preset of the topic is shown.
 import { registerRenderer, fmt } from "../render.js";
-import { PAD, text } from "../draw.js";
+import { PAD, fitText, text } from "../draw.js";
 import { nodeTargets } from "../faults.js";
 
 // A term's colour: one palette entry per term, so entries and nodes of one term match.
@@ -15,7 +15,8 @@ registerRenderer("consensus", (ctx, v, box, theme) => {
   const nodes = v.nodes || [];
   const n = nodes.length;
   if (!n) return;
-  const ringH = Math.max(90, Math.min(box.h * 0.5, 220));
+  const unsafe = (v.violations || []).length ? 14 : 0; // a line at the bottom says what went wrong
+  const ringH = Math.max(70, Math.min(box.h * 0.55, 220, box.h - 30 - unsafe - n * 14));
   const cx = box.w / 2;
   const cy = 14 + ringH / 2;
   const r = Math.max(20, ringH / 2 - 22);
@@ -85,10 +86,7 @@ registerRenderer("consensus", (ctx, v, box, theme) => {
     ctx.lineWidth = nd.role === "candidate" ? 3 : 1;
     ctx.strokeStyle = nd.role === "candidate" ? theme.bad : theme.fg;
     ctx.stroke();
-    text(ctx, `S${nd.id + 1}`, x, y + 4, nd.role === "leader" ? theme.onAccent || theme.fg : theme.fg, "center");
-    const vote = nd.vote === null || nd.vote === undefined ? "–" : `S${nd.vote + 1}`;
-    const role = nd.up ? nd.role : "crashed";
-    text(ctx, `${role} t${nd.term} v${vote}`, x, y + rad + 12, nd.up ? theme.muted : theme.bad, "center");
+    text(ctx, `S${nd.id + 1}`, x, y, nd.role === "leader" ? theme.onAccent || theme.fg : theme.fg, "center");
   });
   nodeTargets(
     ctx,
@@ -98,7 +96,7 @@ registerRenderer("consensus", (ctx, v, box, theme) => {
   );
   // the logs: one row per server, newest entries on the right; committed entries solid
   const top = 14 + ringH + 10;
-  const rowH = Math.max(10, Math.min(22, (box.h - top - 6) / n));
+  const rowH = Math.max(10, Math.min(22, (box.h - top - 6 - unsafe) / n));
   if (rowH < 8 || top + rowH > box.h) return;
   let first = Infinity;
   let last = 0;
@@ -107,11 +105,22 @@ registerRenderer("consensus", (ctx, v, box, theme) => {
     last = Math.max(last, nd.log_from + nd.log.length - 1);
   });
   const cols = Math.max(1, last - first + 1);
-  const left = PAD + 28;
+  // each row starts with its server's state (role, term, vote), as wide as the widest of them
+  const states = nodes.map((nd) => {
+    const vote = nd.vote === null || nd.vote === undefined ? "–" : `S${nd.vote + 1}`;
+    return [
+      `S${nd.id + 1} ${nd.up ? nd.role : "crashed"} t${nd.term} v${vote}`,
+      `S${nd.id + 1} ${nd.up ? nd.role : "down"}`,
+      `S${nd.id + 1}`,
+    ];
+  });
+  const full = Math.max(...states.map((c) => ctx.measureText(c[0]).width));
+  const pick = full <= box.w * 0.45 ? 0 : Math.max(...states.map((c) => ctx.measureText(c[1]).width)) <= box.w * 0.4 ? 1 : 2;
+  const left = PAD + 8 + Math.max(...states.map((c) => ctx.measureText(c[pick]).width));
   const cw = Math.max(6, Math.min(26, (box.w - left - PAD) / cols));
   nodes.forEach((nd, i) => {
     const y = top + i * rowH;
-    text(ctx, `S${nd.id + 1}`, PAD, y + rowH / 2 + 4, nd.up ? theme.fg : theme.bad);
+    text(ctx, states[i][pick], PAD, y + rowH / 2, nd.up ? theme.fg : theme.bad);
     nd.log.forEach(([term], k) => {
       const index = nd.log_from + k;
       const x = left + (index - first) * cw;
@@ -120,7 +129,7 @@ registerRenderer("consensus", (ctx, v, box, theme) => {
       ctx.globalAlpha = committed ? 1 : 0.35;
       ctx.fillRect(x, y + 1, cw - 1, rowH - 3);
       ctx.globalAlpha = 1;
-      if (cw >= 16) text(ctx, String(term), x + cw / 2, y + rowH / 2 + 3, theme.fg, "center");
+      if (cw >= 16 && rowH >= 13) text(ctx, String(term), x + cw / 2, y + rowH / 2, theme.fg, "center");
     });
     if (nd.commit >= first) {
       const x = left + (nd.commit - first + 1) * cw - 1;
@@ -132,5 +141,5 @@ registerRenderer("consensus", (ctx, v, box, theme) => {
       ctx.stroke();
     }
   });
-  if ((v.violations || []).length) text(ctx, `unsafe: ${v.violations[0]}`, box.w - PAD, box.h - 4, theme.bad, "right");
+  if (unsafe) fitText(ctx, [`unsafe: ${v.violations[0]}`, "unsafe"], PAD, box.h - 8, theme.bad, "left", box.w - 2 * PAD);
 });

@@ -1,7 +1,7 @@
 // Renderers of topic `gc`'s view kinds (sims/gc/topic.toml `views`), loaded by render.js's
 // loadTopic("gc") when a preset of the topic is shown.
 import { registerRenderer, fmt } from "../render.js";
-import { PAD, text } from "../draw.js";
+import { PAD, fitText, text } from "../draw.js";
 
 // One colour per cell code of the strip (sims/gc/panel.py view): free, live, garbage, and while a
 // mark is under way the tri-colour of each object: white (not reached yet), grey (reached, not
@@ -41,28 +41,32 @@ registerRenderer("gc", (ctx, v, box, theme) => {
   const strip = v.strip || "";
   const heap = v.heap || 1;
   const width = box.w - 2 * PAD;
+  // the legend, and the bytes in objects beside it, or under it where the two do not fit on one line
+  const legend = v.marking ? MARKING : LEGEND;
+  let lx = PAD;
+  for (const [code, label] of legend) {
+    ctx.fillStyle = cellColour(code, theme);
+    ctx.fillRect(lx, 4, 8, 8);
+    text(ctx, label, lx + 11, 9, theme.muted);
+    lx += 16 + ctx.measureText(label).width;
+  }
+  const used = `${fmt(v.used || 0)} of ${fmt(heap)} B in objects`;
+  const aside = lx + 8 + ctx.measureText(used).width <= box.w - PAD;
+  text(ctx, used, aside ? box.w - PAD : PAD, aside ? 9 : 23, theme.fg, aside ? "right" : "left");
   const rows = 2;
   const per = Math.ceil(strip.length / rows) || 1;
-  const top = 18;
-  const rowH = Math.max(10, Math.min(28, (box.h - 110) / rows));
+  const top = aside ? 18 : 32;
+  const rowH = Math.max(10, Math.min(28, (box.h - top - 92) / rows));
   const cw = width / per;
   for (let i = 0; i < strip.length; i++) {
     const r = Math.floor(i / per);
     ctx.fillStyle = cellColour(strip[i], theme);
     ctx.fillRect(PAD + (i % per) * cw, top + r * (rowH + 4), Math.max(1, cw - 0.5), rowH);
   }
-  const legend = v.marking ? MARKING : LEGEND;
-  let lx = PAD;
-  for (const [code, label] of legend) {
-    ctx.fillStyle = cellColour(code, theme);
-    ctx.fillRect(lx, 4, 8, 8);
-    text(ctx, label, lx + 11, 11, theme.muted);
-    lx += 16 + ctx.measureText(label).width;
-  }
-  text(ctx, `${fmt(v.used || 0)} of ${fmt(heap)} B in objects`, box.w - PAD, 11, theme.fg, "right");
   // regions (semispaces, old space and nursery): a bracket under the strip, per row
   const ry = top + rows * (rowH + 4) + 2;
   const half = heap / rows;
+  let named = -Infinity; // right edge of the last region name, so two never run into each other
   for (const reg of v.regions || []) {
     for (let r = 0; r < rows; r++) {
       const lo = Math.max(reg.lo, r * half);
@@ -72,12 +76,15 @@ registerRenderer("gc", (ctx, v, box, theme) => {
       const x1 = PAD + ((hi - r * half) / half) * width;
       ctx.fillStyle = theme.muted;
       ctx.fillRect(x0, top + r * (rowH + 4) + rowH + 1, Math.max(1, x1 - x0 - 2), 1);
-      if (x1 - x0 > 50 && r === Math.floor(reg.lo / half)) text(ctx, reg.name, x0 + 2, ry + 8, theme.muted);
+      if (r === Math.floor(reg.lo / half) && x0 > named + 6) {
+        const w = fitText(ctx, [reg.name], x0 + 2, ry + 8, theme.muted, "left", Math.min(x1 - x0, box.w - PAD - x0));
+        if (w) named = x0 + 2 + w;
+      }
     }
   }
   // the pause timeline: the last `window` seconds, newest on the right
   const ty = ry + 22;
-  const th = Math.max(20, box.h - ty - 16);
+  const th = Math.max(20, box.h - ty - 18);
   const win = v.window || 1;
   const t1 = v.t || 0;
   const t0 = t1 - win;
@@ -93,6 +100,21 @@ registerRenderer("gc", (ctx, v, box, theme) => {
     ctx.fillStyle = d >= 0.01 ? theme.bad : theme.accent;
     ctx.fillRect(x, ty + th - h, w, h);
   }
-  text(ctx, `pauses in the last ${fmt(win)} s (longest ${fmt(longest * 1000)} ms; red: ≥ 10 ms)`, PAD, box.h - 3, theme.muted);
-  if (v.failed) text(ctx, `${fmt(v.failed)} allocations failed`, box.w - PAD, box.h - 3, theme.bad, "right");
+  const failed = v.failed ? `${fmt(v.failed)} allocations failed` : "";
+  const fw = failed ? ctx.measureText(failed).width + 12 : 0;
+  if (failed) text(ctx, failed, box.w - PAD, box.h - 8, theme.bad, "right");
+  const ms = fmt(longest * 1000);
+  fitText(
+    ctx,
+    [
+      `pauses in the last ${fmt(win)} s (longest ${ms} ms; red: ≥ 10 ms)`,
+      `pauses, last ${fmt(win)} s (longest ${ms} ms)`,
+      `pauses (max ${ms} ms)`,
+    ],
+    PAD,
+    box.h - 8,
+    theme.muted,
+    "left",
+    width - fw,
+  );
 });

@@ -1,7 +1,8 @@
 // Renderers of topic `graphs`'s view kinds (sims/graphs/topic.toml `views`), loaded by render.js's
 // loadTopic("graphs") when a preset of the topic is shown.
 import { registerRenderer, fmt } from "../render.js";
-import { PAD, text } from "../draw.js";
+import { LabelSpace, text } from "../draw.js";
+import { stepFrame } from "../stepframe.js";
 
 // visit order as a heat map: early visits cool, late ones warm
 const heat = (order, n) => `hsl(${210 - 170 * (order / Math.max(1, n - 1))}, 70%, 55%)`;
@@ -29,6 +30,24 @@ function line(ctx, a, b, color, width) {
   ctx.moveTo(a[0], a[1]);
   ctx.lineTo(b[0], b[1]);
   ctx.stroke();
+}
+
+// an arrowhead at b, on the line from a, stopping `back` px short of b (a node's radius)
+function arrowhead(ctx, a, b, back, color) {
+  const dx = b[0] - a[0];
+  const dy = b[1] - a[1];
+  const len = Math.hypot(dx, dy);
+  if (len < 2 * back + 6) return;
+  const ux = dx / len;
+  const uy = dy / len;
+  const tip = [b[0] - ux * back, b[1] - uy * back];
+  ctx.fillStyle = color;
+  ctx.beginPath();
+  ctx.moveTo(tip[0], tip[1]);
+  ctx.lineTo(tip[0] - ux * 7 - uy * 3.5, tip[1] - uy * 7 + ux * 3.5);
+  ctx.lineTo(tip[0] - ux * 7 + uy * 3.5, tip[1] - uy * 7 - ux * 3.5);
+  ctx.closePath();
+  ctx.fill();
 }
 
 function polyline(ctx, nodes, at, color, width) {
@@ -61,7 +80,27 @@ function drawGraph(ctx, v, area, theme) {
       }
     }
   } else {
-    (v.edges || []).forEach(([a, b]) => line(ctx, at(a), at(b), theme.muted, 0.5));
+    // a small graph: thicker edges, arrowheads when directed, weights at the middle
+    const small = n <= 30;
+    const r = Math.max(2.5, Math.min(7, s * 40));
+    (v.edges || []).forEach(([a, b], i) => {
+      line(ctx, at(a), at(b), theme.muted, small ? 1 : 0.5);
+      if (small && v.directed) arrowhead(ctx, at(a), at(b), r + 1, theme.muted);
+      if (v.weights) {
+        const [x1, y1] = at(a);
+        const [x2, y2] = at(b);
+        const label = String(v.weights[i]);
+        const mx = (x1 + x2) / 2;
+        const my = (y1 + y2) / 2;
+        ctx.clearRect(mx - label.length * 3.5 - 1, my - 6, label.length * 7 + 2, 12);
+        text(ctx, label, mx, my, theme.fg, "center");
+      }
+    });
+    (v.missing || []).forEach(([a, b]) => {
+      ctx.setLineDash([3, 3]);
+      line(ctx, at(a), at(b), theme.bad, 1);
+      ctx.setLineDash([]);
+    });
   }
   (v.tree || []).forEach(([a, b]) => line(ctx, at(a), at(b), theme.accent, 2.5));
   const parents = v.parents || [];
@@ -69,11 +108,24 @@ function drawGraph(ctx, v, area, theme) {
   polyline(ctx, v.path, at, theme.bad, Math.max(2, s / 4));
   polyline(ctx, v.cycle, at, theme.bad, 3);
   if (v.edge) line(ctx, at(v.edge[0]), at(v.edge[1]), theme.fg, 3);
+  // the source and the target first, then each node's name where it has room (beside its node,
+  // clear of the other names and of the nodes), none on a grid
+  const space = new LabelSpace({ left: area.x, top: area.y - 2, w: area.x + area.w, h: area.y + area.h });
+  for (const [i, label] of [
+    [v.source, "S"],
+    [v.target, "T"],
+  ]) {
+    if (i === undefined || i < 0) continue;
+    const [x, y] = at(i);
+    space.place(ctx, [[label, x, y]], theme.fg);
+  }
   if (!grid) {
     const r = Math.max(2.5, Math.min(7, s * 40));
+    const sides = v.sides || null; // a two-colouring: the colours, not the visit order
     for (let i = 0; i < n; i++) {
       const [x, y] = at(i);
-      ctx.fillStyle = visit[i] >= 0 ? heat(visit[i], seen) : theme.track;
+      if (sides) ctx.fillStyle = sides[i] < 0 ? theme.track : sides[i] ? theme.fg : theme.accent;
+      else ctx.fillStyle = visit[i] >= 0 ? heat(visit[i], seen) : theme.track;
       ctx.beginPath();
       ctx.arc(x, y, r, 0, 2 * Math.PI);
       ctx.fill();
@@ -82,16 +134,25 @@ function drawGraph(ctx, v, area, theme) {
         ctx.lineWidth = 2;
         ctx.stroke();
       }
-      if ((v.names || []).length && n <= 30) text(ctx, v.names[i], x + r + 2, y - r, theme.muted);
+      space.take(x - r, y - r, x + r, y + r);
     }
-  }
-  for (const [i, label] of [
-    [v.source, "S"],
-    [v.target, "T"],
-  ]) {
-    if (i === undefined || i < 0) continue;
-    const [x, y] = at(i);
-    text(ctx, label, x, y, theme.fg, "center");
+    const names = v.names || [];
+    if (names.length && n <= 60) {
+      for (let i = 0; i < n; i++) {
+        const [x, y] = at(i);
+        const gap = r + 3 + ctx.measureText(names[i]).width / 2;
+        space.place(
+          ctx,
+          [
+            [names[i], x + gap, y - r],
+            [names[i], x - gap, y - r],
+            [names[i], x + gap, y + r],
+            [names[i], x - gap, y + r],
+          ],
+          theme.muted,
+        );
+      }
+    }
   }
 }
 
@@ -124,32 +185,13 @@ function drawMatrix(ctx, v, area, theme) {
   }
 }
 
-function drawCode(ctx, v, area, theme) {
-  const lines = v.pseudocode || [];
-  const h = Math.min(15, (area.h - 4) / Math.max(1, lines.length));
-  ctx.save();
-  ctx.font = `${Math.max(9, Math.min(11, h - 3))}px ui-monospace, monospace`;
-  lines.forEach((s, i) => {
-    const y = area.y + i * h + h / 2;
-    if (i === v.line) {
-      ctx.fillStyle = theme.track;
-      ctx.fillRect(area.x, y - h / 2, area.w, h);
-    }
-    const max = Math.floor(area.w / 6.2);
-    text(ctx, s.length > max ? `${s.slice(0, max - 1)}…` : s, area.x + 2, y, i === v.line ? theme.fg : theme.muted);
-  });
-  ctx.restore();
-}
-
-// graph: the same graph in every panel (visit order as heat, the frontier outlined, the current
-// edge, the path or tree); the pseudocode with the line that ran highlighted; the step's sentence
+// graph: the same graph in every panel (visit order as heat, or the two colours of a two-colouring;
+// the frontier outlined, the current edge, the path, tree or cycle, the missing pairs of a complete
+// check dashed; arrows and weights on small graphs), in the frame every stepping panel shares
+// (../stepframe.js: all of the pseudocode, the step's whole sentence)
 registerRenderer("graph", (ctx, v, box, theme) => {
-  const foot = 16;
-  const wide = box.w >= 480 && (v.pseudocode || []).length;
-  const codeW = wide ? Math.min(300, box.w * 0.42) : 0;
-  const area = { x: PAD, y: 14, w: box.w - 2 * PAD - codeW, h: box.h - 14 - foot };
   const status = v.done ? "done" : `${v.frontier_kind || "step"} ${fmt((v.frontier || []).length)}`;
-  text(ctx, `${v.algorithm || ""} · step ${fmt(v.steps || 0)} · ${status}`, PAD, 7, theme.fg);
+  const area = stepFrame(ctx, v, box, theme, status);
   if (v.matrix) {
     const half = { ...area, w: area.w / 2 };
     drawGraph(ctx, v, half, theme);
@@ -157,8 +199,4 @@ registerRenderer("graph", (ctx, v, box, theme) => {
   } else {
     drawGraph(ctx, v, area, theme);
   }
-  if (wide) drawCode(ctx, v, { x: box.w - PAD - codeW, y: 14, w: codeW, h: box.h - 14 - foot }, theme);
-  const say = v.narration || "";
-  const max = Math.floor((box.w - 2 * PAD) / 6.5);
-  text(ctx, say.length > max ? `${say.slice(0, max - 1)}…` : say, PAD, box.h - foot / 2, theme.fg);
 });

@@ -1,7 +1,7 @@
 // Renderers of topic `paging`'s view kinds (sims/paging/topic.toml `views`), loaded by render.js's
 // loadTopic("paging") when a preset of the topic is shown.
 import { registerRenderer } from "../render.js";
-import { PAD, text, outcomes, markNote } from "../draw.js";
+import { PAD, markCell, markNote, outcomes, text } from "../draw.js";
 
 // paging: the frames and their pages, then the recent references (hit / fault); under the frames
 // (or beside the header where they fill the box) the workload's latest moment ("phase 5: new
@@ -21,6 +21,7 @@ registerRenderer("frames", (ctx, v, box, theme) => {
     ctx.fillStyle = i < res.length ? theme.accent : theme.track;
     ctx.fillRect(x, y, cw - 2, ch - 2);
     if (i < res.length && cw > 16 && ch > 10) text(ctx, String(res[i]), x + cw / 2 - 1, y + ch / 2, theme.onAccent, "center");
+    if (i < res.length) markCell(ctx, res[i], x + 1, y + 2, cw - 4, ch - 6, theme);
   }
   const below = 18 + rows * ch + 8;
   if (box.h - 30 - below >= 8) markNote(ctx, theme, PAD, below, "left", box.w - 2 * PAD);

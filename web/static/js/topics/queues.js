@@ -55,11 +55,11 @@ registerRenderer("queues", (ctx, v, box, theme) => {
       ctx.fillRect(x, y + 2, Math.max(1, cw - 1), cellH - 3);
     });
     const more = (q.waiting || 0) - head.length;
-    text(ctx, more > 0 ? `+${fmt(more)}` : `${fmt(q.waiting || 0)}`, PAD, y + cellH / 2 + 4, theme.muted);
+    text(ctx, more > 0 ? `+${fmt(more)}` : `${fmt(q.waiting || 0)}`, PAD, y + cellH / 2, theme.muted);
   });
   const notes = [];
   if (oldest) notes.push(`oldest ${fmt(oldest)} s`);
   if (gone) notes.push("grey = client gone");
-  if (notes.length) text(ctx, notes.join(" · "), PAD, box.h - 4, theme.muted);
-  else markNote(ctx, theme, PAD, box.h - 4, "left", box.w - 2 * PAD); // the latest surge or burst
+  if (notes.length) text(ctx, notes.join(" · "), PAD, box.h - 8, theme.muted);
+  else markNote(ctx, theme, PAD, box.h - 8, "left", box.w - 2 * PAD); // the latest surge or burst
 });

@@ -1,14 +1,14 @@
 // Renderers of topic `replication`'s view kinds (sims/replication/topic.toml `views`), loaded by
 // render.js's loadTopic("replication") when a preset of the topic is shown.
 import { registerRenderer } from "../render.js";
-import { PAD, text } from "../draw.js";
+import { PAD, fitText, text } from "../draw.js";
 import { nodeTargets } from "../faults.js";
 
-// Where node i of n sits: on a circle, node 0 at the top, clockwise.
-function place(i, n, box, top) {
+// Where node i of n sits: on a circle between y = top and y = bottom, node 0 at the top, clockwise.
+function place(i, n, box, top, bottom) {
   const cx = box.w / 2;
-  const cy = top + (box.h - top) / 2 - 6;
-  const r = Math.max(20, Math.min(box.w / 2 - 60, (box.h - top) / 2 - 34));
+  const cy = (top + bottom) / 2;
+  const r = Math.max(16, Math.min(box.w / 2 - 40, (bottom - top) / 2 - 16));
   const a = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(1, n);
   return { x: cx + r * Math.cos(a), y: cy + r * Math.sin(a) };
 }
@@ -64,16 +64,21 @@ function headline(v) {
   return "any node coordinates";
 }
 
-// replication: the nodes on a circle with their role, epoch or chain position and register
-// values (key=write id), messages in flight as dots along their links, the partition as a line
+// replication: the nodes on a circle (the leader or head in the accent, the tail green, a node
+// that is down crossed out), messages in flight as dots along their links, the partition as a
+// line; under the circle one row per node: its role, epoch or hints, how many writes it holds,
+// and its register (key=write id, with the version where it is a log index or sequence number)
 registerRenderer("replication", (ctx, v, box, theme) => {
   const nodes = v.nodes || [];
   if (!nodes.length) return;
-  const top = 20;
-  const pos = nodes.map((_, i) => place(i, nodes.length, box, top));
-  text(ctx, headline(v), PAD, 12, theme.fg);
+  const rowH = 14;
+  const table = box.h - nodes.length * rowH - 4;
+  const pos = nodes.map((_, i) => place(i, nodes.length, box, 20, table));
   const flying = v.messages || [];
-  text(ctx, `${flying.length} in flight`, box.w - PAD, 12, theme.muted, "right");
+  const count = `${flying.length} in flight`;
+  const cw = ctx.measureText(count).width;
+  text(ctx, count, box.w - PAD, 9, theme.muted, "right");
+  fitText(ctx, [headline(v), headline(v).replace(" · epoch ", " e")], PAD, 9, theme.fg, "left", box.w - 2 * PAD - cw - 8);
 
   ctx.strokeStyle = theme.track;
   ctx.lineWidth = 1;
@@ -106,7 +111,7 @@ registerRenderer("replication", (ctx, v, box, theme) => {
     ctx.arc(x, y, r, 0, 2 * Math.PI);
     ctx.fillStyle = !nd.up ? theme.track : lead ? theme.accent : nd.role === "tail" ? theme.good : theme.muted;
     ctx.fill();
-    text(ctx, `n${nd.id}`, x, y + 4, nd.up ? theme.onAccent || "#fff" : theme.muted, "center");
+    text(ctx, `n${nd.id}`, x, y, nd.up ? theme.onAccent || "#fff" : theme.muted, "center");
     if (!nd.up) {
       ctx.strokeStyle = theme.bad;
       ctx.lineWidth = 2;
@@ -117,13 +122,19 @@ registerRenderer("replication", (ctx, v, box, theme) => {
       ctx.lineTo(x - r, y + r);
       ctx.stroke();
     }
-    const below = y + r + 12;
-    const role = nd.up ? nd.role : "down";
+  });
+  // the rows: each node's state in a column as wide as the widest, then as much of its register as fits
+  const states = nodes.map((nd) => {
     const extra = nd.epoch !== undefined ? ` e${nd.epoch}` : nd.hints ? ` ${nd.hints} hints` : "";
-    text(ctx, `${role}${extra} · ${nd.held} held`, x, below, theme.fg, "center");
-    // key=write id, with the version where it is a log index or sequence number (key=id@version)
-    const vals = (nd.values || []).map(([key, wid, ver]) => `k${key}=${wid}${typeof ver === "number" ? `@${ver}` : ""}`).join(" ");
-    if (vals) text(ctx, vals, x, below + 12, theme.muted, "center");
+    return `n${nd.id} ${nd.up ? nd.role : "down"}${extra} · ${nd.held} held`;
+  });
+  const col = PAD + 10 + Math.max(...states.map((st) => ctx.measureText(st).width));
+  nodes.forEach((nd, i) => {
+    const y = table + 4 + i * rowH + rowH / 2;
+    text(ctx, states[i], PAD, y, nd.up ? theme.fg : theme.bad);
+    const vals = (nd.values || []).map(([key, wid, ver]) => `k${key}=${wid}${typeof ver === "number" ? `@${ver}` : ""}`);
+    const fits = vals.map((_, k) => vals.slice(0, vals.length - k).join(" ") + (k ? " …" : ""));
+    fitText(ctx, fits, col, y, theme.muted, "left", box.w - PAD - col);
   });
   nodeTargets(
     ctx,

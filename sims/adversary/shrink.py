@@ -1,0 +1,119 @@
+"""Shrink a workload that breaks a property to a locally minimal one that still does.
+
+A found workload is rarely the one to show a reader: a 40-reference string with Bélády's anomaly
+hides the 12 references that make it. ``shrink`` deletes what it can while the objective stays
+above 0 (delta debugging, Zeller & Hildebrandt, TSE 2002: chunks of halving size, then single
+elements), and for the other genomes also moves values down: a reference string's pages are
+renamed in order of first use (0, 1, 2, ...), each arrival time moved as early as it can go,
+each wait after a step of a fault schedule shortened.
+It repeats until a whole pass changes nothing, so the result is locally minimal: no single
+element can be removed, and no single value lowered by those moves, without losing the
+violation; and shrinking it again changes nothing. Every step it keeps satisfies the objective.
+
+Evaluations are bounded (``budget``); a shrink cut short says so (``minimal`` is False).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sims.adversary.evaluate import Problem
+
+
+@dataclass
+class Shrunk:
+    genome: list[int]
+    score: float
+    evaluations: int
+    minimal: bool  # a full pass changed nothing within the budget
+    steps: list[int] = field(default_factory=list)  # the length after each kept change
+
+
+class _Budget(Exception):
+    pass
+
+
+def shrink(
+    problem: Problem, genome: list[int], budget: int, on_step: Callable[[list[int], float], None] | None = None
+) -> Shrunk:
+    """``genome`` (which scores above 0) cut down to a locally minimal one scoring above 0;
+    ``on_step(genome, score)`` sees each smaller workload kept on the way."""
+    state = {"evals": 0}
+    steps: list[int] = []
+
+    def breaks(g: list[int]) -> float | None:
+        if state["evals"] >= budget:
+            raise _Budget
+        state["evals"] += 1
+        score = problem.score(g)
+        return score if score > 0 else None
+
+    best = list(genome)
+    score = problem.score(best)
+    if not score > 0:
+        raise ValueError("shrink: the workload does not break the property (objective <= 0)")
+    kind = problem.spec.genome
+    try:
+        changed = True
+        while changed:
+            changed = False
+            for move in (_deletions, _LOWER.get(kind)):
+                if move is None:
+                    continue
+                for cand in move(best, problem):
+                    s = breaks(cand)
+                    if s is not None:
+                        best, score, changed = cand, s, True
+                        steps.append(len(best))
+                        if on_step is not None:
+                            on_step(best, s)
+                        break  # restart the moves from the smaller workload
+                if changed:
+                    break
+        minimal = True
+    except _Budget:
+        minimal = False
+    return Shrunk(best, score, state["evals"], minimal, steps)
+
+
+def _deletions(g: list[int], problem: Problem):
+    """Chunks of halving size removed, largest first, down to single elements."""
+    n = len(g)
+    size = n // 2
+    while size >= 1:
+        for start in range(0, n, size):
+            cand = g[:start] + g[start + size :]
+            if cand:
+                yield cand
+        size //= 2
+
+
+def _relabel(g: list[int], problem: Problem):
+    """Pages renamed in order of first use (0, 1, 2, ...), when that is not already so."""
+    names: dict[int, int] = {}
+    cand = [names.setdefault(x, len(names)) for x in g]
+    if cand != g:
+        yield cand
+
+
+def _earlier(g: list[int], problem: Problem):
+    """One arrival time moved earlier: to its predecessor's time, or halfway there."""
+    for i, t in enumerate(g):
+        lo = g[i - 1] if i else 1
+        for to in (lo, (lo + t) // 2):
+            if lo <= to < t:
+                yield g[:i] + [to] + g[i + 1 :]
+
+
+def _sooner(g: list[int], problem: Problem):
+    """One step of a fault schedule followed by the next shorter wait (so what follows comes sooner)."""
+    from sims.consensus.trials import GAPS
+
+    for i, gene in enumerate(g):
+        step, gap = divmod(gene, len(GAPS))
+        if gap > 0:
+            yield g[:i] + [step * len(GAPS) + gap - 1] + g[i + 1 :]
+
+
+_LOWER = {"keys": _relabel, "times": _earlier, "schedule": _sooner}
