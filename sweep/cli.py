@@ -118,6 +118,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.model:
         preset = with_model(preset, args.model)
     targets = [plan.parse_target(t) for t in args.target or []]
+    if args.plot and not args.space:
+        raise grid.SweepError("--plot: plan draws its Pareto plot over a --space")
+    if args.space:
+        return _plan_space(args, preset, targets)
     execute = executors.pick(args.ray, _workers(args.workers))
     result = plan.plan(preset, args.vary, targets, args.seeds, args.panel, execute, args.confidence, args.drain)
     if args.json:
@@ -135,4 +139,47 @@ def cmd_plan(args: argparse.Namespace) -> int:
     else:
         print(f"infeasible: no {result['key']} up to the largest value meets every target for panel {result['panel']}")
     print(f"runs: {sum(r['seeds'] for r in result['runs'])} ({len(result['runs'])} values x {args.seeds} seeds)")
+    return 0
+
+
+def _plan_space(args: argparse.Namespace, preset: presets.Preset, targets: list) -> int:
+    from sweep import deploy, pareto
+
+    plot_path = Path(args.plot) if args.plot else None
+    if plot_path is not None and plot_path.suffix != ".html":
+        raise grid.SweepError(f"--plot {args.plot!r}: expected a .html file name")
+    if not 0.5 < args.confidence < 1.0:
+        raise grid.SweepError(f"--confidence must lie in (0.5, 1), got {args.confidence}")
+    execute = executors.pick(args.ray, _workers(args.workers))
+    result = deploy.search(
+        preset, args.vary, args.space, targets, args.seeds, args.panel, execute, args.confidence, args.drain
+    )
+    result["pareto"] = pareto.front(result["probes"])
+    if plot_path is not None:
+        pareto.write(plot_path, f"{preset.name}: {args.panel}", result["pareto"])
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    for p in result["probes"]:
+        config = " ".join(f"{k.rpartition('.')[2]}={v}" for k, v in p["config"].items())
+        bounds = ", ".join(f"{k}: {'-' if v is None else f'{v:.4g}'}" for k, v in p["bounds"].items())
+        print(f"{config}: {p['gpus']} GPUs, ${p['usd_per_hour']:.2f}/h: {'meets' if p['ok'] else 'misses'} ({bounds})")
+    for p in result["pruned"]:
+        print(f"pruned {' '.join(f'{k}={v}' for k, v in p['config'].items())}: {p['why']}")
+    if result["feasible"]:
+        config = ", ".join(f"{k}={v}" for k, v in result["config"].items())
+        per_tok = result["usd_per_mtok_out"]
+        tail = f", ${per_tok:.2f} per million output tokens" if per_tok is not None else ""
+        print(
+            f"answer: {config}: {result['gpus']} GPUs, ${result['usd_per_hour']:.2f}/hour, "
+            f"${result['usd_per_month']:,.0f}/month{tail} ({args.confidence:.0%} one-sided bound, {args.seeds} seeds)"
+        )
+        for r in result["runner_ups"][:3]:
+            config = ", ".join(f"{k}={v}" for k, v in r["config"].items())
+            print(f"runner-up: {config}: {r['gpus']} GPUs, ${r['usd_per_hour']:.2f}/hour")
+    else:
+        print(f"infeasible: no configuration in the space meets every target; {result['binding']} binds")
+    print(
+        f"runs: {sum(p['seeds'] for p in result['probes'])} ({len(result['probes'])} configurations x {args.seeds} seeds)"
+    )
     return 0

@@ -47,47 +47,48 @@ def parse_value(text: str) -> Any:
     return v
 
 
-def _range(key: str, spec: str) -> list[Any]:
+def _range(key: str, spec: str, flag: str = "--grid") -> list[Any]:
     parts = spec.split(":")
     if len(parts) not in (2, 3):
-        raise SweepError(f"--grid {key}: a range is LO:HI or LO:HI:STEP, got {spec!r}")
+        raise SweepError(f"{flag} {key}: a range is LO:HI or LO:HI:STEP, got {spec!r}")
     try:
         lo, hi = Decimal(parts[0]), Decimal(parts[1])
         step = Decimal(parts[2]) if len(parts) == 3 else Decimal(1)
     except InvalidOperation:
-        raise SweepError(f"--grid {key}: LO, HI and STEP must be numbers, got {spec!r}") from None
+        raise SweepError(f"{flag} {key}: LO, HI and STEP must be numbers, got {spec!r}") from None
     if not (lo.is_finite() and hi.is_finite() and step.is_finite()) or step <= 0:
-        raise SweepError(f"--grid {key}: STEP must be a positive number, got {spec!r}")
+        raise SweepError(f"{flag} {key}: STEP must be a positive number, got {spec!r}")
     if hi < lo:
-        raise SweepError(f"--grid {key}: HI is below LO in {spec!r}")
+        raise SweepError(f"{flag} {key}: HI is below LO in {spec!r}")
     count = int((hi - lo) / step) + 1
     if count > MAX_VALUES:
-        raise SweepError(f"--grid {key}: {spec!r} has {count} values; at most {MAX_VALUES}")
+        raise SweepError(f"{flag} {key}: {spec!r} has {count} values; at most {MAX_VALUES}")
     integral = all(x == x.to_integral_value() for x in (lo, step))
     # decimal steps, so 0.1:0.5:0.1 gives 0.1, 0.2, ... exactly as written, not 0.30000000000000004
     return [int(lo + k * step) if integral else float(lo + k * step) for k in range(count)]
 
 
-def parse_grid(items: list[str]) -> dict[str, list[Any]]:
-    """``["workload.rate=1,2", "defaults.replicas=1:4"]`` → ``{key: [values]}``, in the order given."""
+def parse_grid(items: list[str], flag: str = "--grid") -> dict[str, list[Any]]:
+    """``["workload.rate=1,2", "defaults.replicas=1:4"]`` → ``{key: [values]}``, in the order given;
+    a refusal names ``flag``, the option the items came from."""
     grid: dict[str, list[Any]] = {}
     for item in items:
         key, eq, spec = item.partition("=")
         key = key.strip()
         if not eq or not key:
-            raise SweepError(f"--grid {item!r}: expected KEY=V1,V2,... or KEY=LO:HI:STEP")
+            raise SweepError(f"{flag} {item!r}: expected KEY=V1,V2,... or KEY=LO:HI:STEP")
         if key in grid:
-            raise SweepError(f"--grid {key}: given twice")
+            raise SweepError(f"{flag} {key}: given twice")
         if not spec.strip():
-            raise SweepError(f"--grid {key}: no values")
+            raise SweepError(f"{flag} {key}: no values")
         if ":" in spec and "," not in spec:
-            values = _range(key, spec)
+            values = _range(key, spec, flag)
         else:
             values = [parse_value(v) for v in spec.split(",") if v.strip()]
         if not values:
-            raise SweepError(f"--grid {key}: no values")
+            raise SweepError(f"{flag} {key}: no values")
         if len(values) > MAX_VALUES:
-            raise SweepError(f"--grid {key}: {len(values)} values; at most {MAX_VALUES}")
+            raise SweepError(f"{flag} {key}: {len(values)} values; at most {MAX_VALUES}")
         grid[key] = values
     return grid
 

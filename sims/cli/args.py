@@ -164,3 +164,33 @@ def folder(text: str, flag: str) -> Path:
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag}: {show(text, 120)} is a file; expected a folder")
     return path
+
+
+def setting(text: str) -> tuple[str, object]:
+    """``--set KEY=VALUE``: a preset key (``defaults.X``, ``workload.X``, ``panels.NAME.X``) and
+    its value read as an int, a float, true/false, else a string; the preset checks both."""
+    key, eq, value = text.partition("=")
+    if not eq or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {show(text)}")
+    v = value.strip()
+    if v.lower() in ("true", "false"):
+        return key.strip(), v.lower() == "true"
+    for kind in (int, float):
+        try:
+            x = kind(v)
+        except ValueError:
+            continue
+        if isinstance(x, float) and not math.isfinite(x):
+            raise argparse.ArgumentTypeError(f"{key.strip()}: expected a finite number, got {show(v)}")
+        return key.strip(), x
+    return key.strip(), v
+
+
+def settings(items: list[tuple[str, object]] | None) -> dict:
+    """The ``--set`` pairs as overrides; a key given twice is refused."""
+    out: dict = {}
+    for key, value in items or []:
+        if key in out:
+            raise UsageError(f"--set {key}: given twice")
+        out[key] = value
+    return out

@@ -112,6 +112,18 @@ def _plan_flags(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument("--panel", required=True, help="the panel whose metrics must meet the targets")
     s.add_argument(
+        "--space",
+        action="append",
+        metavar="KEY=V1,V2,...",
+        help="engine/cluster: a deployment choice to search over (repeatable; e.g. defaults.gpu=H100-80GB,H200); "
+        "the answer is then the cheapest configuration in $/hour that meets every target (docs/cost.md)",
+    )
+    s.add_argument(
+        "--plot",
+        metavar="F.html",
+        help="with --space: write a self-contained Pareto plot, tokens/s per GPU against tokens/s per user",
+    )
+    s.add_argument(
         "--model", metavar="NAME|PATH", help="engine/cluster: every panel runs this model (a config.json or a name)"
     )
     s.add_argument("--confidence", type=float, default=0.95, help="one-sided confidence of the bound (default 0.95)")
@@ -146,7 +158,9 @@ def add(sub) -> None:
         "sweep", help="run a grid of parameters over N seeds; rows per (cell, seed, panel)", fill=_sweep_flags
     )
     sub.add_parser(
-        "plan", help="the smallest value of one knob whose confidence bound meets every target", fill=_plan_flags
+        "plan",
+        help="the smallest value of one knob whose confidence bound meets every target; with --space, the cheapest deployment",
+        fill=_plan_flags,
     )
     sub.add_parser(
         "replay", help="play a preset's stream against real Redis or nginx, beside the simulator", fill=_replay_flags

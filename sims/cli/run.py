@@ -74,6 +74,9 @@ def write_trace(events, path: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     preset = presets.load(args.preset)
+    overrides = arg.settings(args.set)
+    if overrides:
+        preset = preset.with_overrides(overrides)
     panels = arg.panels(args.panels)
     if args.trace_out is not None:
         out = Path(args.trace_out)
@@ -187,6 +190,13 @@ def _run_flags(s: argparse.ArgumentParser) -> None:
         "--duration", type=arg.duration, help=f"virtual seconds, at most {MAX_DURATION:g} (default: the preset's)"
     )
     s.add_argument("--panels", help="comma-separated panel names to keep, each once")
+    s.add_argument(
+        "--set",
+        action="append",
+        type=arg.setting,
+        metavar="KEY=VALUE",
+        help="override one preset value, e.g. defaults.usd_per_gpu_hour=1.99 or workload.rate=4 (repeatable)",
+    )
     s.add_argument("--json", action="store_true", help="print the run as one JSON object")
     s.add_argument("--trace-out", metavar="F", type=arg.path, help="write the canonical stream (JSON lines) to F")
     s.add_argument(

@@ -11,6 +11,7 @@ from sims.cluster import prefix_routers, routers  # noqa: F401  (register the po
 from sims.cluster.panel import ClusterPanel
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, register_topic
+from sims.engine.bill import PARAMS as BILL_PARAMS
 from sims.engine.config import knobs
 
 PANEL_PARAMS = {
@@ -25,6 +26,7 @@ PANEL_PARAMS = {
     ),
     # read by routers that listen to KV events (precise_prefix); shared so a slider can set it
     "event_delay": prefix_routers.PrecisePrefix.PARAMS["event_delay"],
+    **BILL_PARAMS,  # the price of a GPU-hour and the SLO of goodput (sims/engine/bill.py)
 }
 
 

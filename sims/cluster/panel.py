@@ -16,9 +16,10 @@ from sims.core.diverge import Decision
 from sims.core.metrics import ratio
 from sims.core.panel import Panel, PanelContext
 from sims.core.registry import get_policy
+from sims.engine.bill import bill
 from sims.engine.config import EngineConfig
 from sims.engine.engine import Engine
-from sims.engine.metrics import Accumulator, EngineStats, in_flight, last_completion
+from sims.engine.metrics import Accumulator, EngineStats, Slo, in_flight, last_completion
 
 
 class ClusterPanel(Panel):
@@ -38,7 +39,7 @@ class ClusterPanel(Panel):
         self.routed = [0] * n  # requests sent to each replica
         self.peak_waiting = 0  # the longest queue any replica had at an arrival
         self.t = 0.0
-        self._acc = Accumulator()  # completed requests of every replica, in any order
+        self._acc = Accumulator(Slo.from_params(params))  # completed requests of every replica, in any order
         self._taken = [0] * n  # records of replica i already in _acc
 
     def _wire(self) -> None:
@@ -129,6 +130,8 @@ class ClusterPanel(Panel):
         m["load_imbalance"] = ratio(max(routed) * len(routed), sum(routed))  # 1 = perfectly even
         m["peak_waiting"] = self.peak_waiting
         m.update(self.router.metrics())
+        cost = self.engines[0].cost
+        m.update(bill(acc, stats, self.t, len(self.engines), cost.tp, cost.gpu, self.params))
         return m
 
     def view(self) -> dict[str, Any]:

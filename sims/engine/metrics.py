@@ -118,15 +118,31 @@ class Sorted:
         return self.v[-1] if self.v else 0.0
 
 
+class Slo(NamedTuple):
+    """A request's service-level objective, seconds; 0 = no limit on that figure. A request meets
+    it when it completes and its TTFT, TPOT (when it has one) and end-to-end latency are each
+    within their limit (DistServe's goodput)."""
+
+    ttft: float = 0.0
+    tpot: float = 0.0
+    e2e: float = 0.0
+
+    @classmethod
+    def from_params(cls, params: dict) -> Slo:
+        return cls(params.get("ttft_slo", 0.0), params.get("tpot_slo", 0.0), params.get("e2e_slo", 0.0))
+
+
 class Accumulator:
     """Latency samples and token counts over completed requests. Every result is independent of
     the order records are added in (exact percentiles, fsum means), so replicas can be merged.
 
     ``result`` counts every arrival (DESIGN.md): the completed requests here plus the ``pending``
     ones still in flight at ``now``, each an ``(arrival, first_token, generated)`` tuple
-    (first_token < 0 while it waits; generated = output tokens so far, per sample)."""
+    (first_token < 0 while it waits; generated = output tokens so far, per sample). Requests that
+    meet ``slo`` are counted apart (goodput); with no SLO every completed request meets it."""
 
-    def __init__(self) -> None:
+    def __init__(self, slo: Slo | None = None) -> None:
+        self.slo = slo or Slo()
         self.ttft = Sorted()
         self.tpot = Sorted()
         self.e2e = Sorted()
@@ -134,17 +150,31 @@ class Accumulator:
         self.output_tokens = 0
         self.prompt_tokens = 0
         self.cached_tokens = 0
+        self.good = 0  # completed requests that met the SLO
+        self.good_output_tokens = 0
 
     def add(self, r: Record) -> None:
         self.completed += 1
         self.output_tokens += r.output_len
         self.prompt_tokens += r.prompt_len
         self.cached_tokens += r.cached_tokens
-        self.ttft.add(r.first_token - r.arrival)
-        self.e2e.add(r.finish - r.arrival)
+        ttft = r.first_token - r.arrival
+        e2e = r.finish - r.arrival
+        self.ttft.add(ttft)
+        self.e2e.add(e2e)
         per_sample = r.output_len // r.samples
+        tpot = 0.0
         if per_sample > 1:
-            self.tpot.add((r.finish - r.first_token) / (per_sample - 1))
+            tpot = (r.finish - r.first_token) / (per_sample - 1)
+            self.tpot.add(tpot)
+        slo = self.slo
+        if (
+            (not slo.ttft or ttft <= slo.ttft)
+            and (not slo.tpot or tpot <= slo.tpot)
+            and (not slo.e2e or e2e <= slo.e2e)
+        ):
+            self.good += 1
+            self.good_output_tokens += r.output_len
 
     def result(self, elapsed: float, stats: EngineStats, pending=(), now: float | None = None) -> dict[str, float]:
         s = stats
@@ -211,6 +241,10 @@ class Accumulator:
                 "dropped_tokens": s.dropped_tokens,
                 "victim_newest_frac": ratio(s.victims_newest, s.preemptions),
                 "rejected": s.rejected,
+                # DistServe's goodput: arrivals that completed within every SLO, per second; the
+                # share counts every arrival, so a request still in flight or rejected is a miss
+                "goodput_rps": ratio(self.good, elapsed),
+                "slo_attainment": ratio(self.good, self.completed + len(e2e_age) + s.rejected),
             }
         )
         return out

@@ -13,10 +13,12 @@ import math
 
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_policy, register_topic
+from sims.engine.bill import PARAMS as BILL_PARAMS
+from sims.engine.bill import bill
 from sims.engine.config import AXES, CONFIG_FIELDS, EngineConfig, knobs
 from sims.engine.disagg import Deployment
 from sims.engine.engine import Engine
-from sims.engine.metrics import Accumulator, last_completion
+from sims.engine.metrics import Accumulator, Slo, last_completion
 from sims.engine.seq import STATE_NAMES
 from sims.engine.view import engine_view
 
@@ -33,6 +35,7 @@ PANEL_PARAMS = {
         int, 1, "disaggregated: decode engines (colocated: part of the total)", min=1, max=64, work=1
     ),
     "link_bytes_s": Param(float, 0.0, "KV transfer bandwidth between pools; 0 = the GPU profile's", min=0.0, max=1e15),
+    **BILL_PARAMS,
 }
 
 
@@ -51,7 +54,7 @@ class EnginePanel(Panel):
             self.single = None
         else:
             self.engine = self.single = Engine(config, rng)
-        self.acc = Accumulator()
+        self.acc = Accumulator(Slo.from_params(params))
         self._seen: list[int] = []
         self._t = 0.0
         self._bursts = 0
@@ -123,6 +126,9 @@ class EnginePanel(Panel):
         out["running"] = self.single.num_running if self.single else sum(e.num_running for e in self.engine.engines)
         if self.single is None:
             out["kv_transfer_s"] = self.engine.transfer_s
+        engines = [self.single] if self.single else self.engine.engines
+        cost = engines[0].cost
+        out.update(bill(self.acc, self.engine.stats, self._t, len(engines), cost.tp, cost.gpu, self.params))
         return out
 
     def view(self) -> dict:

@@ -1,0 +1,145 @@
+"""The cheapest deployment that meets every target: ``contention plan --space``.
+
+The space is a grid of deployment choices (``--space defaults.gpu=H100-80GB,H200 --space
+defaults.tp=2,4``: each combination a *column*) times one count knob (``--vary
+defaults.replicas=1:16``), bisected within a column as ``plan`` does, on the same assumption:
+more of the knob never hurts. Every configuration is priced before it runs, by the panel's own
+bill (``sims/engine/bill.py``) read at time zero, so dollars have one code path.
+
+The search prunes by price. Columns are taken cheapest first; once an answer costs $B an hour,
+only a column's values priced below $B are candidates, and a column whose dearest candidate
+misses a target is dropped after that one probe. Ties in price keep the earlier column, in
+``--space`` order. Columns never searched to the end are reported as pruned, not as failing.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from sims.core import presets
+from sims.core.scenario import Scenario
+from sweep import grid, run
+from sweep.plan import Target, judge
+
+HOURS_PER_MONTH = 730.0  # 8760 / 12
+EVIDENCE = ("usd_per_mtok_out", "throughput_tok_s", "tpot_p50", "gpus", "usd_per_hour")
+
+
+def quote(preset: presets.Preset, params: dict, panel: str) -> tuple[int, float]:
+    """(GPUs, $/hour) of one configuration, from the panel's bill before its first event."""
+    p = preset.with_overrides(params)
+    m = Scenario(p, None, 1e-9, [panel]).run().metrics()[panel]
+    if "usd_per_hour" not in m:
+        gpu = p.panels[p.panel_names().index(panel)].params.get("gpu", "?")
+        raise grid.SweepError(
+            f"--space: panel {panel!r} reports no dollars ({gpu} has no price in sims/hw/prices.toml): "
+            "set defaults.usd_per_gpu_hour"
+        )
+    return int(m["gpus"]), float(m["usd_per_hour"])
+
+
+def search(
+    preset: presets.Preset,
+    vary: str,
+    space: list[str],
+    targets: list[Target],
+    n_seeds: int,
+    panel: str,
+    execute,
+    confidence: float = 0.95,
+    drain: bool = False,
+) -> dict:
+    """``{"feasible", "config", "gpus", "usd_per_hour", "usd_per_month", "usd_per_mtok_out",
+    "evidence", "runner_ups", "pruned", "binding", "probes"}``."""
+    if not targets:
+        raise grid.SweepError("give at least one --target METRIC<X")
+    if not 2 <= n_seeds <= grid.MAX_SEEDS:
+        raise grid.SweepError(f"--seeds must be between 2 (for a confidence bound) and {grid.MAX_SEEDS}, got {n_seeds}")
+    if panel not in preset.panel_names():
+        raise grid.SweepError(f"--panel {panel!r}: valid: {', '.join(preset.panel_names())}")
+    ((key, values),) = grid.parse_grid([vary], "--vary").items()
+    axes = grid.parse_grid(space, "--space")
+    if key in axes:
+        raise grid.SweepError(f"--space {key}: already the --vary knob")
+    combos = [dict(zip(axes, vs, strict=True)) for vs in itertools.product(*axes.values())]
+    grid.check_size(len(combos) * len(values), n_seeds, grid.MAX_CELLS, yes=True)
+    columns = []
+    for order, combo in enumerate(combos):
+        prices = [quote(preset, {**combo, key: v}, panel) for v in values]
+        columns.append({"order": order, "combo": combo, "prices": prices})
+    columns.sort(key=lambda c: (c["prices"][0][1], c["order"]))
+
+    probes: list[dict] = []
+
+    def probe(column: dict, i: int) -> dict:
+        params = {**column["combo"], key: values[i]}
+        rows = run.run(preset, {k: [v] for k, v in params.items()}, n_seeds, [panel], execute, drain=drain)
+        verdict = judge(values[i], rows, targets, confidence)
+        gpus, usd_h = column["prices"][i]
+        figures = [{m: r["metrics"].get(m) for m in (*(t.metric for t in targets), *EVIDENCE)} for r in rows]
+        out = {"config": params, "gpus": gpus, "usd_per_hour": usd_h, **verdict, "per_seed": figures}
+        probes.append(out)
+        return out
+
+    best: dict | None = None
+    found: list[dict] = []
+    pruned: list[dict] = []
+    for column in columns:
+        limit = best["usd_per_hour"] if best else float("inf")
+        idx = [i for i, (_, usd_h) in enumerate(column["prices"]) if usd_h < limit]
+        if not idx:
+            pruned.append({"config": column["combo"], "why": f"its cheapest is not below ${limit:.4g}/h"})
+            continue
+        top = probe(column, idx[-1])
+        if not top["ok"]:
+            if best is not None and idx[-1] < len(values) - 1:
+                pruned.append({"config": column["combo"], "why": f"misses below ${limit:.4g}/h"})
+            continue
+        lo, hi, answer = 0, len(idx) - 1, top
+        while lo < hi:  # the cheapest value of this column that meets every target
+            mid = (lo + hi) // 2
+            p = probe(column, idx[mid])
+            if p["ok"]:
+                hi, answer = mid, p
+            else:
+                lo = mid + 1
+        found.append(answer)
+        if best is None or answer["usd_per_hour"] < best["usd_per_hour"]:
+            best = answer
+    return _result(best, found, pruned, probes, targets)
+
+
+def _mean(values) -> float | None:
+    vs = [v for v in values if v is not None]
+    return sum(vs) / len(vs) if vs else None
+
+
+def _result(best, found, pruned, probes, targets) -> dict:
+    out: dict = {"feasible": best is not None, "probes": probes, "pruned": pruned}
+    if best is None:
+        # the target that binds: the worst margin over the probes that ran
+        worst: dict[str, float] = {}
+        for p in probes:
+            for t, m in p["margins"].items():
+                if m is not None:
+                    worst[t] = max(worst.get(t, -float("inf")), m)
+        out["binding"] = min(worst, key=worst.get) if worst else targets[0].text()
+        out["best_margins"] = worst
+        return out
+    out.update(
+        {
+            "config": best["config"],
+            "gpus": best["gpus"],
+            "usd_per_hour": best["usd_per_hour"],
+            "usd_per_month": best["usd_per_hour"] * HOURS_PER_MONTH,
+            "usd_per_mtok_out": _mean(s.get("usd_per_mtok_out") for s in best["per_seed"]),
+            "margins": best["margins"],
+            "evidence": best["per_seed"],
+            "runner_ups": [
+                {"config": f["config"], "gpus": f["gpus"], "usd_per_hour": f["usd_per_hour"]}
+                for f in sorted(found, key=lambda f: f["usd_per_hour"])
+                if f is not best
+            ],
+        }
+    )
+    return out
