@@ -5,13 +5,22 @@ can leave them out; ``make test`` runs everything."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Property tests draw the same examples on every machine (a seed from each test's own hash): a
+# failure CI meets is one this checkout meets too, and replays from the test alone. Set
+# HYPOTHESIS_PROFILE=explore to draw fresh examples (and keep failures in .hypothesis/).
+settings.register_profile("repro", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repro"))
 
 
 def pyodide_available() -> bool:

@@ -159,3 +159,20 @@ def test_plan_space_cli_json_and_plot(tmp_path):
     argv[argv.index("defaults.gpu=A40")] = "defaults.gpu="
     bad = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("error: --space defaults.gpu: no values"), bad.stderr
+
+
+@pytest.mark.slow
+def test_routing_llmd_short_answer_meets_the_slo_and_one_replica_fewer_does_not():
+    """The issue's case: precise prefix routing on routing-llmd-short, TTFT P90 under 3 s with
+    every request drained, H100 or H200."""
+    preset = presets.load("routing-llmd-short")
+    targets = [plan.parse_target("ttft_p90<3")]
+    space = ["defaults.gpu=H100-80GB,H200"]
+    r = deploy.search(preset, "defaults.replicas=1:8", space, targets, 3, "precise_prefix", SERIAL, drain=True)
+    assert r["feasible"] and r["config"]["defaults.gpu"] == "H100-80GB", r.get("config")
+    n = r["config"]["defaults.replicas"]
+    assert n > 1 and r["gpus"] == 2 * n
+    for replicas, ok in ((n, True), (n - 1, False)):
+        params = {**r["config"], "defaults.replicas": replicas}
+        rows = run.run(preset, {k: [v] for k, v in params.items()}, 3, ["precise_prefix"], SERIAL, drain=True)
+        assert plan.judge(None, rows, targets, 0.95)["ok"] is ok, replicas
