@@ -67,6 +67,29 @@ def gamma(rng: Random, shape: float, scale: float = 1.0) -> float:
             return scale * d * v
 
 
+_CDFS: dict[tuple[int, float], list[float]] = {}  # the last tables built, never mutated
+_CDFS_KEPT = 2
+
+
+def _zipf_cdf(n: int, s: float) -> list[float]:
+    """The CDF of ranks 1..n, built with portable pow (the same bits in Pyodide). A table of a
+    million ranks takes seconds, and a run builds its stream's up to three times (the budget's
+    sample at load, again at start, then the run), so the last few are kept and shared."""
+    key = (n, s)
+    cdf = _CDFS.get(key)
+    if cdf is None:
+        total = 0.0
+        sums = []
+        for k in range(1, n + 1):
+            total += portmath.pow(float(k), -s) if s else 1.0
+            sums.append(total)
+        cdf = [c / total for c in sums]
+        while len(_CDFS) >= _CDFS_KEPT:
+            del _CDFS[next(iter(_CDFS))]
+        _CDFS[key] = cdf
+    return cdf
+
+
 class Zipf:
     """Bounded Zipf over ranks 1..n with exponent s: P(k) proportional to k**-s.
 
@@ -80,12 +103,7 @@ class Zipf:
             raise ValueError(f"zipf n must be >= 1, got {n!r}")
         self.n = n
         self.s = s
-        total = 0.0
-        cdf = []
-        for k in range(1, n + 1):
-            total += portmath.pow(float(k), -s) if s else 1.0
-            cdf.append(total)
-        self._cdf = [c / total for c in cdf]
+        self._cdf = _zipf_cdf(n, s)
 
     def sample(self, rng: Random) -> int:
         """A rank in 1..n."""

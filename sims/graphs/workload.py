@@ -26,6 +26,7 @@ hash is the same everywhere and no float rounds a distance. Shapes:
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator
 from math import isqrt
 from random import Random
@@ -152,13 +153,46 @@ def _connect(n: int, edges: list, rng: Random, weight) -> None:
         edges.append((a, b, weight(a, b)))
 
 
+def _nearest(pts: list[list], k: int, size: int = 1000) -> list[list[int]]:
+    """For each point, the indices of the ``k`` points nearest to it (itself included), ordered by
+    (squared distance, index), as sorting every point would give, in O(n k): points go into square
+    cells about two to a cell, and rings of cells are searched outward until every point not yet
+    seen is farther than the k-th found. Coordinates are integers in [0, size)."""
+    n = len(pts)
+    side = max(1, int(size / max(1.0, (n / 2) ** 0.5)))
+    cells: dict[tuple[int, int], list[int]] = {}
+    for j, (_, x, y) in enumerate(pts):
+        cells.setdefault((x // side, y // side), []).append(j)
+    span = size // side + 1
+    out = []
+    for _, x, y in pts:
+        cx, cy = x // side, y // side
+        found: list[tuple[int, int]] = []
+        r = 0
+        while True:
+            for gx in range(cx - r, cx + r + 1):
+                for gy in range(cy - r, cy + r + 1) if gx in (cx - r, cx + r) else (cy - r, cy + r):
+                    for j in cells.get((gx, gy), ()):
+                        found.append(((x - pts[j][1]) ** 2 + (y - pts[j][2]) ** 2, j))
+            # a point in a cell r + 1 rings out is more than r * side away on one axis
+            if len(found) >= n or r > span:
+                break
+            if len(found) >= k:
+                found.sort()
+                if found[k - 1][0] <= (r * side) ** 2:
+                    break
+            r += 1
+        found.sort()
+        out.append([j for _, j in found[:k]])
+    return out
+
+
 def _road(p: dict, rng: Random) -> dict:
     n = p["n"]
     pts = _points(n, rng)
     pairs = set()
-    for i in range(n):
-        near = sorted(range(n), key=lambda j: ((pts[i][1] - pts[j][1]) ** 2 + (pts[i][2] - pts[j][2]) ** 2, j))
-        for j in near[1 : 1 + p["degree"]]:
+    for i, near in enumerate(_nearest(pts, p["degree"] + 1)):
+        for j in near[1:]:
             pairs.add((min(i, j), max(i, j)))
 
     def weight(a: int, b: int) -> int:
@@ -210,12 +244,13 @@ def _dag(p: dict, rng: Random) -> dict:
     for nd, lay in zip(nodes, layer, strict=True):
         nd[2] = row.get(lay, 0) * 60
         row[lay] = row.get(lay, 0) + 1
-    edges = []
+    edges, have = [], set()
     for v in range(n):
-        earlier = [u for u in range(v) if layer[u] < layer[v]]
-        for _ in range(min(len(earlier), 1 + rng.randrange(3))):
-            u = earlier[rng.randrange(len(earlier))]
-            if not any(e[0] == nodes[u][0] and e[1] == nodes[v][0] for e in edges):
+        earlier = bisect_left(layer, layer[v])  # layers are sorted: the earlier layers are a prefix
+        for _ in range(min(earlier, 1 + rng.randrange(3))):
+            u = rng.randrange(earlier)
+            if (u, v) not in have:
+                have.add((u, v))
                 edges.append([nodes[u][0], nodes[v][0], 1 + rng.randrange(p["max_weight"])])
     if p["cycle"] and edges:
         u, v = edges[rng.randrange(len(edges))][:2]  # a dependency back from v's side to u
