@@ -8,8 +8,8 @@ bill (``sims/engine/bill.py``) read at time zero, so dollars have one code path.
 
 The search prunes by price. Columns are taken cheapest first; once an answer costs $B an hour,
 only a column's values priced below $B are candidates, and a column whose dearest candidate
-misses a target is dropped after that one probe. Ties in price keep the earlier column, in
-``--space`` order. Columns never searched to the end are reported as pruned, not as failing.
+misses a target is dropped after that one probe. A tie in price keeps the answer found first
+(columns go cheapest first, then in ``--space`` order). Columns never searched to the end are reported as pruned, not as failing.
 """
 
 from __future__ import annotations
@@ -109,7 +109,8 @@ def search(
     return _result(best, found, pruned, probes, targets)
 
 
-def _mean(values) -> float | None:
+def mean_of(values) -> float | None:
+    """The mean of the values that are not None; None when there are none."""
     vs = [v for v in values if v is not None]
     return sum(vs) / len(vs) if vs else None
 
@@ -132,7 +133,7 @@ def _result(best, found, pruned, probes, targets) -> dict:
             "gpus": best["gpus"],
             "usd_per_hour": best["usd_per_hour"],
             "usd_per_month": best["usd_per_hour"] * HOURS_PER_MONTH,
-            "usd_per_mtok_out": _mean(s.get("usd_per_mtok_out") for s in best["per_seed"]),
+            "usd_per_mtok_out": mean_of(s.get("usd_per_mtok_out") for s in best["per_seed"]),
             "margins": best["margins"],
             "evidence": best["per_seed"],
             "runner_ups": [

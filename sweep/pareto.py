@@ -9,19 +9,16 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from sweep.deploy import mean_of
+
 SERIES = ("aggregated", "disaggregated")
 COLORS = {"aggregated": "#1f77b4", "disaggregated": "#d62728"}
 
 
-def _mean(values) -> float | None:
-    vs = [v for v in values if v is not None]
-    return sum(vs) / len(vs) if vs else None
-
-
 def point(probe: dict) -> dict | None:
     """One configuration's point, from its seeds' means; None when it produced no tokens."""
-    tput = _mean(s.get("throughput_tok_s") for s in probe["per_seed"])
-    tpot = _mean(s.get("tpot_p50") for s in probe["per_seed"])
+    tput = mean_of(s.get("throughput_tok_s") for s in probe["per_seed"])
+    tpot = mean_of(s.get("tpot_p50") for s in probe["per_seed"])
     if not tput or not tpot or not probe["gpus"]:
         return None
     deployment = next((v for k, v in probe["config"].items() if k.endswith("deployment")), "")
