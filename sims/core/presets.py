@@ -28,8 +28,8 @@ def _read_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_PRESET_BYTES + 1)
-    except OSError as exc:
-        raise PresetError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise PresetError(f"{show(str(path))}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     if len(data) > MAX_PRESET_BYTES:
         raise PresetError(f"{path}: over {MAX_PRESET_BYTES} bytes; a preset is a short TOML file")
     try:

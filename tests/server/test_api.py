@@ -55,6 +55,20 @@ def test_unknown_preset_detail_is_404_naming_the_field(client, name):
     assert r.json()["field"] == "name"
 
 
+def test_a_request_never_loads_a_preset_file_by_path(client, tmp_path):
+    """The CLI runs a TOML file at a path; the API runs only the presets folder's presets. A real
+    preset's path, a copy outside the folder and a NUL byte are all unknown presets, not runs or
+    a 500 (a 500 on "/\x00" was how this was found)."""
+    outside = tmp_path / "copy.toml"
+    outside.write_text((presets.PRESET_DIR / f"{PRESET}.toml").read_text())
+    for name in [str(presets.PRESET_DIR / f"{PRESET}.toml"), str(outside), f"presets/{PRESET}.toml", "/\x00"]:
+        r = client.post("/api/run", json={"preset": name, "duration": 1.0})
+        assert r.status_code == 422 and r.json()["field"] == "preset", (name, r.status_code, r.text[:200])
+        assert "unknown preset" in r.json()["error"]
+        r = client.get("/api/presets/" + name.lstrip("/").replace("\x00", "%00"))
+        assert r.status_code == 404, (name, r.status_code)
+
+
 @pytest.mark.every_preset("name")
 @pytest.mark.parametrize("name", presets.preset_names())
 def test_run_equals_run_json(client, name):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 from sims.core import api, presets
+from sims.core.limits import show
 
 log = logging.getLogger("contention.server")
 _logged: set[tuple[str, str]] = set()
@@ -30,9 +31,12 @@ def _broken(name: str, exc: Exception) -> Unavailable:
 
 
 def load(name: str) -> presets.Preset:
-    """The preset; PresetError for an unknown name, Unavailable for a file that does not load."""
-    if name not in presets.preset_names():
-        return presets.load(name)  # raises PresetError naming the valid presets
+    """The preset of the presets folder; PresetError for any other name, Unavailable for a file
+    that does not load. Never a path: ``presets.load`` reads a TOML file at a path given to the
+    CLI, which a request must not reach (``/etc/x.toml``, or a NUL byte that ``open`` refuses)."""
+    names = presets.preset_names()
+    if name not in names:
+        raise presets.PresetError(f"unknown preset {show(name)}; valid: {', '.join(names)}")
     try:
         return presets.load(name)
     except Exception as exc:  # a preset file is input: any failure is its own error
