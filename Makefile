@@ -29,9 +29,10 @@ realsys:
 serve: $(STAMP) $(NODE_OK)
 	$(VENV)/bin/contention serve --host 127.0.0.1 --port $${PORT:-8000}
 
-## test: every test (unit, property, Pyodide-under-Node, Chromium, Triton interpreter)
+## test: every test (unit, property, Pyodide-under-Node, Chromium, Triton interpreter), over the
+## cores (pytest-xdist; worksteal keeps both busy to the end; the workers share one site build)
 test: $(STAMP) $(NODE_OK) chromium realsys
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist worksteal
 
 ## check: the fast loop (under 2 minutes on 2 cores): unit, property and CPython tests, sampled
 ## (docs/architecture.md, "Two speeds of testing"); no npm, no browser

@@ -228,11 +228,13 @@ def embedding_doc() -> str:
     return embed.render_doc(_env(TEMPLATES), all_presets, _common(load_content(), all_presets))
 
 
-def build(out: Path, progress: Progress | None = None) -> Path:
-    """Build the site into ``out``; ``progress(label, fraction)`` is called as work completes."""
-    from sims.core import api, registry
+def build(out: Path, progress: Progress | None = None, jobs: int | None = None) -> Path:
+    """Build the site into ``out``; ``progress(label, fraction)`` is called as work completes.
+    The posters and quiz answers run in ``jobs`` processes (default: one per core,
+    ``sitebuild.precompute``); the pages are the same bytes for any number."""
     from sims.core import presets as presets_mod
-    from web.pyodide import bridge
+    from sims.core import registry
+    from sitebuild import precompute
 
     report = progress or (lambda label, frac: None)
     out = Path(out)
@@ -264,14 +266,11 @@ def build(out: Path, progress: Progress | None = None) -> Path:
     env = _env(TEMPLATES)
 
     n = max(1, len(all_presets))
+    jobs = precompute.default_jobs() if jobs is None else jobs
     metas = {}
-    for i, p in enumerate(all_presets):
+    posters = precompute.spread(precompute.poster_meta, [p.name for p in all_presets], jobs)
+    for i, (p, (_, meta)) in enumerate(zip(all_presets, posters, strict=True)):
         report(f"precomputing {p.name}", 0.05 + 0.75 * i / n)
-        try:
-            seconds = POSTER_SECONDS_FROM_START if api.default_start(p) else POSTER_SECONDS
-            meta = preset_meta(p, bridge.poster(p.name, seconds, POSTER_BYTES))
-        except Exception as exc:  # a broken preset gets a page that says so; the rest still build
-            meta = {**api.describe(p, summary=True), "poster": [], "build_error": f"{type(exc).__name__}: {exc}"}
         metas[p.name] = meta
         (out / "static" / "presets").mkdir(parents=True, exist_ok=True)
         (out / "static" / "presets" / f"{p.name}.json").write_text(json.dumps(meta, separators=(",", ":")))
@@ -288,19 +287,18 @@ def build(out: Path, progress: Progress | None = None) -> Path:
 
     report("writing topic pages", 0.8)
     names = {p.name: p for p in all_presets}
+    asked = [
+        f"{topic}#{k}"
+        for topic in topic_order
+        for k, q in enumerate(content["topics"].get(topic, {}).get("quiz", []))
+        if q["preset"] in names
+    ]
+    answers = dict(precompute.spread(precompute.quiz_answer, asked, jobs))
     for k, topic in enumerate(topic_order):
         text = content["topics"].get(topic)
         if text is None:
             continue
-        quizzes = []
-        for q in text.get("quiz", []):
-            if q["preset"] in names:
-                try:
-                    ans = quiz_answers(q, names[q["preset"]])
-                except Exception:  # noqa: BLE001 - a quiz that cannot run is left out, not fatal
-                    ans = None
-                if ans:
-                    quizzes.append(ans)
+        quizzes = [a for key, a in answers.items() if key.split("#")[0] == topic and a]
         report(f"topic {topic}", 0.8 + 0.18 * k / len(topic_order))
         try:
             implemented = sorted(registry.policies(topic))

@@ -19,7 +19,7 @@ def _words(*texts: str) -> str:
     seen: dict[str, None] = {}
     for text in texts:
         for w in re.findall(r"[\w.+-]+", text.lower()):
-            for part in {w, *re.split(r"[_\-]", w)}:
+            for part in (w, *re.split(r"[_\-]", w)):  # a tuple: a set's order changes per process
                 if part:
                     seen[part] = None
     return " ".join(seen)

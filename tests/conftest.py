@@ -8,12 +8,14 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parents[1]
+SESSION_START = time.time()  # before any build of the session (tests/test_sitebuild.py)
 
 # Property tests draw the same examples on every machine (a seed from each test's own hash): a
 # failure CI meets is one this checkout meets too, and replays from the test alone. Set
@@ -21,6 +23,37 @@ ROOT = Path(__file__).resolve().parents[1]
 settings.register_profile("repro", derandomize=True, database=None)
 settings.register_profile("explore")
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repro"))
+
+
+@pytest.fixture(scope="session")
+def session_start() -> float:
+    """When this test process imported its conftest: before anything of the session was built."""
+    return SESSION_START
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The built site, built once per test session: a build runs every preset for its poster and
+    takes minutes. Under xdist the workers share one build through a lock in the run's common
+    temporary folder. ``CONTENTION_TEST_SITE=DIR`` uses a site already built there (for a quick
+    loop over one browser test; ``make test`` never sets it)."""
+    import sitebuild
+
+    if not pyodide_available():
+        pytest.fail("Pyodide is not installed: run `npm ci` (make test does)")
+    given = os.environ.get("CONTENTION_TEST_SITE")
+    if given:
+        return Path(given)
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return sitebuild.build(tmp_path_factory.mktemp("site") / "dist")
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent  # one folder per run, common to its workers
+    dist = shared / "site" / "dist"
+    with FileLock(str(shared / "site.lock")):
+        if not (dist / sitebuild.STAMP).is_file():
+            sitebuild.build(dist)
+    return dist
 
 
 def pyodide_available() -> bool:

@@ -422,14 +422,14 @@ def test_thrash_tight_heap_collects_all_the_time():
 @pytest.mark.parametrize("name", ["gc-cycles", "gc-incremental", "gc-concurrent"])
 def test_seeking_back_through_checkpoints_replays_the_same_run(name):
     p = presets.load(name)
-    sc = Scenario(p, duration=4.0, checkpoint_every=1.0)
-    sc.advance(4.0)
+    sc = Scenario(p, duration=2.0, checkpoint_every=0.5)  # four checkpoints; 4 s took minutes under load
+    sc.advance(2.0)
     end = sc.metrics()
-    sc.seek(2.3)
-    fresh = Scenario(p, duration=4.0)
-    fresh.advance(2.3)
+    sc.seek(1.3)
+    fresh = Scenario(p, duration=2.0)
+    fresh.advance(1.3)
     assert sc.metrics() == fresh.metrics() and sc.views() == fresh.views()
-    sc.advance(4.0)
+    sc.advance(2.0)
     assert sc.metrics() == end
     sc.check_invariants()
 

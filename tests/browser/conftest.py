@@ -1,4 +1,4 @@
-"""Browser fixtures: one site build, one 127.0.0.1 server and one chromium for the whole session.
+"""Browser fixtures: the site (built once: ``site`` in tests/conftest.py), one 127.0.0.1 server and one chromium for the whole session.
 
 Every context refuses requests to any host but 127.0.0.1 (and data:/blob: URLs) and records them,
 so a test can assert that the site never reached outside.
@@ -24,15 +24,6 @@ from serve import StaticServer  # noqa: E402
 CHROMIUM = os.environ.get("CONTENTION_CHROMIUM", "/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 LIVE_TIMEOUT_MS = 60_000
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory) -> Path:
-    import sitebuild
-
-    if not (ROOT / "node_modules" / "pyodide" / "pyodide.mjs").exists():
-        pytest.fail("Pyodide is not installed: run `npm ci` (make test does)")
-    return sitebuild.build(tmp_path_factory.mktemp("site") / "dist")
 
 
 @pytest.fixture(scope="session")

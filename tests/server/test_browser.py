@@ -124,18 +124,13 @@ def test_gpu_button_shows_measured_beside_simulated(site, main_server, page):
 
 
 @pytest.mark.slow
-def test_the_real_site_runs_under_the_servers_csp(tmp_path_factory, browser):
-    """The built site, served by `contention serve`: Pyodide starts in its module worker under the
-    CSP (wasm, blob: worker, inline scripts by hash) and the page logs no CSP violation."""
-    import sitebuild
-
+def test_the_real_site_runs_under_the_servers_csp(tmp_path_factory, browser, site):
+    """The built site (the session's one build), served by `contention serve`: Pyodide starts in
+    its module worker under the CSP (wasm, blob: worker, inline scripts by hash) and the page logs
+    no CSP violation."""
     from .harness import start_server, stop_server
 
-    if not (ROOT / "node_modules" / "pyodide" / "pyodide.mjs").exists():
-        pytest.fail("Pyodide is not installed: run `npm ci` (make test does)")
-    base = tmp_path_factory.mktemp("real")
-    dist = sitebuild.build(base / "site")
-    server = start_server(base, {"CONTENTION_WORKERS": "1"}, dist=dist)
+    server = start_server(tmp_path_factory.mktemp("real"), {"CONTENTION_WORKERS": "1"}, dist=site)
     ctx = browser.new_context()
     pg = ctx.new_page()
     problems = []
