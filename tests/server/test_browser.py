@@ -124,13 +124,20 @@ def test_gpu_button_shows_measured_beside_simulated(site, main_server, page):
 
 
 @pytest.mark.slow
-def test_the_real_site_runs_under_the_servers_csp(tmp_path_factory, browser, site):
-    """The built site (the session's one build), served by `contention serve`: Pyodide starts in
-    its module worker under the CSP (wasm, blob: worker, inline scripts by hash) and the page logs
-    no CSP violation."""
+def test_the_real_site_runs_under_the_servers_csp(tmp_path_factory, browser):
+    """The built site, served by `contention serve`: Pyodide starts in its module worker under the
+    CSP (wasm, blob: worker, inline scripts by hash) and the page logs no CSP violation. It builds
+    its own site: served from the session's shared build, the page never left its loading state
+    in a parallel run (not understood yet; the same dist served by hand starts in 10 s)."""
+    import sitebuild
+
     from .harness import start_server, stop_server
 
-    server = start_server(tmp_path_factory.mktemp("real"), {"CONTENTION_WORKERS": "1"}, dist=site)
+    if not (ROOT / "node_modules" / "pyodide" / "pyodide.mjs").exists():
+        pytest.fail("Pyodide is not installed: run `npm ci` (make test does)")
+    base = tmp_path_factory.mktemp("real")
+    dist = sitebuild.build(base / "site")
+    server = start_server(base, {"CONTENTION_WORKERS": "1"}, dist=dist)
     ctx = browser.new_context()
     pg = ctx.new_page()
     problems = []
@@ -140,7 +147,7 @@ def test_the_real_site_runs_under_the_servers_csp(tmp_path_factory, browser, sit
         pg.goto(f"{server.url}/play/{PRESET}/#seed=11")
         pg.wait_for_function(
             "() => ['ready', 'running', 'paused', 'error'].includes(document.querySelector('contention-sim')?.dataset.state)",
-            timeout=120_000,
+            timeout=300_000,  # Pyodide's start: 120 s was not enough beside another xdist worker
         )
         assert pg.evaluate("document.querySelector('contention-sim').dataset.state") != "error", problems
         pg.click(".server-actions button:text('Run at full length on the server')", timeout=15000)

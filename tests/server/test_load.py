@@ -10,6 +10,10 @@ from .loadgen import run_downloads, run_load
 pytestmark = pytest.mark.slow  # real server processes and timeouts: `make test` runs it, `make check` does not
 
 REQUESTS = 200
+# health's p99 under load. `make test` runs another xdist worker beside the server, which can
+# take the core for tens of ms (a p99 of 179 ms, max 545 ms, was seen in a full run); a run blocking the event loop would
+# hold health for the run's length, seconds, so this still tells the two apart
+HEALTH_P99_MS = 300
 
 
 def test_200_concurrent_runs_lose_nothing_and_health_stays_fast(main_server):
@@ -26,7 +30,7 @@ def test_200_concurrent_runs_lose_nothing_and_health_stays_fast(main_server):
             assert int(extra["retry_after"]) >= 1 and extra["json"]["limit"] == "concurrency"
     assert report["health_errors"] == 0
     assert report["health_samples"] >= 10
-    assert report["health_ms"]["p99"] < 100, report["health_ms"]
+    assert report["health_ms"]["p99"] < HEALTH_P99_MS, report["health_ms"]
 
 
 def test_two_large_downloads_keep_health_fast(main_server):
@@ -35,5 +39,5 @@ def test_two_large_downloads_keep_health_fast(main_server):
     print(report)
     assert report["statuses"] == [200, 200] and min(report["bytes"]) > 11_000_000
     assert report["health_errors"] == 0 and report["health_samples"] >= 10
-    assert report["health_ms"]["p99"] < 100, report["health_ms"]
+    assert report["health_ms"]["p99"] < HEALTH_P99_MS, report["health_ms"]
     assert report["rss_peak"]["server_kb"] - report["rss_before"]["server_kb"] < 10_000, report
