@@ -83,15 +83,6 @@ def test_each_step_button_leaves_the_figure_as_its_sentence_says_and_the_quiz_sh
     screenshot(page, f"concept-{slug.replace('/', '-')}")
 
 
-def _goto(page, url: str) -> None:
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:
-        page.goto(url, wait_until="domcontentloaded", timeout=60_000)
-    except PlaywrightTimeout:
-        page.goto(url, wait_until="domcontentloaded", timeout=60_000)
-
-
 def _no_python(ctx) -> None:
     """Block the simulation worker: what a page shows without Python, at once."""
     ctx.route("**/static/js/worker.js", lambda route: route.abort())
@@ -106,15 +97,18 @@ def test_every_concept_page_lays_out_on_the_first_screen_in_both_themes_and_size
     for (w, h), scheme in combos:  # one context a pair, reused: a page load is the unit of cost
         ctx = browser.new_context(viewport={"width": w, "height": h}, color_scheme=scheme, is_mobile=w < 500)
         _no_python(ctx)
-        pages.append(ctx.new_page())
+        page = ctx.new_page()
+        page.errors = []
+        page.on("pageerror", lambda e, page=page: page.errors.append(f"{page.url}: {e}"))
+        pages.append(page)
     failures, crowded = [], []
     for k, c in enumerate(ALL):
         (w, h), scheme = combos[k % 4]
         page = pages[k % 4]
         try:
-            # a loaded machine (a parallel run) has taken over 30 s for one, and once a navigation
-            # never finished (120 s) while the next page loaded at once: one more try, a second hang fails
-            _goto(page, f"{server}topics/{c.slug}/")
+            # A navigation that hung here was the page before it frozen in a script (a chart's ticks
+            # looping on float noise): the page's errors are reported, and a hang is a failure.
+            page.goto(f"{server}topics/{c.slug}/", wait_until="domcontentloaded", timeout=60_000)
             page.wait_for_function(
                 "([sel, n]) => document.querySelectorAll(sel + ' .cs-panel').length === n",
                 arg=[FIG, len(c.figure.panels)],
@@ -148,6 +142,7 @@ def test_every_concept_page_lays_out_on_the_first_screen_in_both_themes_and_size
         except Exception as exc:  # every page's problem at once
             failures.append(f"{c.slug} at {w}x{h} {scheme}: {str(exc)[:300]}")
     for page in pages:
+        failures += [f"a page error: {e[:300]}" for e in page.errors]
         page.context.close()
     assert not failures, "\n".join(failures)
     if crowded:  # goes away by itself once the header is compact; every other check held

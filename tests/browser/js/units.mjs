@@ -69,6 +69,18 @@ test("at least three nice ticks, and labels that fit", () => {
     assert.ok(niceTicks(a, b).ticks.length >= 3, `${a}..${b}`);
   }
   assert.deepEqual(niceTicks(...niceRange(0, 1, "count", true), 4, 3, true).ticks, [0, 1, 2]); // whole counts
+  // one value seen through float rounding is a flat line: a step of 1e-17 never moved a tick off
+  // 0.3, and the loop grew its array until the engine gave up (a chart froze its tab for 20 s)
+  for (const [lo, hi] of [
+    [0.3, 0.1 + 0.2],
+    [1e9, 1e9 + 1e-7],
+    [-2.5, -2.5 + 4e-16],
+  ]) {
+    const [a, b] = niceRange(lo, hi, "count");
+    assert.ok(a <= lo && b >= hi && b - a > Math.abs(lo) * 1e-3, `${lo}..${hi} -> ${a}..${b}`);
+    const { ticks } = niceTicks(lo, hi);
+    assert.ok(ticks.length >= 3 && ticks.length < 20, `${lo}..${hi}: ${ticks.length} ticks`);
+  }
   assert.equal(formatTick(100000, "count", 20000), "100k");
   assert.equal(formatTick(10000, "count", 2000), "10k");
   assert.equal(formatTick(0.45, "ratio", 0.05), "45%");

@@ -81,9 +81,17 @@ export function formatTick(v, kind, step = 0) {
   return step > 0 ? v.toFixed(decimals(step)) : trim(v, 3);
 }
 
+/**
+ * The span below which [lo, hi] is one value seen through float rounding (0.1 + 0.2 beside 0.3):
+ * a step that small would not move a tick off lo (a run's chart froze its tab 20 s on one).
+ */
+function noise(lo, hi) {
+  return Math.max(Math.abs(lo), Math.abs(hi)) * 1e-9;
+}
+
 /** Nice ticks: at least `min` (3) values from lo to hi, a step of 1, 2 or 5 x 10^k. */
 export function niceTicks(lo, hi, target = 4, min = 3, integer = false) {
-  if (!(hi > lo)) hi = lo + (lo === 0 ? 1 : Math.abs(lo) * 0.1);
+  if (!(hi - lo > noise(lo, hi))) hi = lo + (lo === 0 ? 1 : Math.abs(lo) * 0.1);
   if (integer && hi - lo < min - 1) hi = lo + min - 1;
   for (let want = target; want <= target * 4; want++) {
     const raw = (hi - lo) / want;
@@ -91,9 +99,8 @@ export function niceTicks(lo, hi, target = 4, min = 3, integer = false) {
     const nice = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw - 1e-12);
     const step = integer ? Math.max(1, Math.round(nice)) : nice;
     const first = Math.ceil(lo / step - 1e-9) * step;
-    const ticks = [];
-    for (let v = first; v <= hi + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
-    if (ticks.length >= min) return { ticks, step };
+    const n = Math.floor((hi - first) / step + 1e-9) + 1; // first + i * step <= hi
+    if (n >= min && n <= 1000) return { ticks: Array.from({ length: n }, (_, i) => Number((first + i * step).toPrecision(12))), step };
   }
   return { ticks: [lo, (lo + hi) / 2, hi], step: (hi - lo) / 2 };
 }
@@ -102,7 +109,7 @@ export function niceTicks(lo, hi, target = 4, min = 3, integer = false) {
 export function niceRange(lo, hi, kind, integer = false) {
   if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [0, 1];
   if (lo > 0 && lo < (hi - lo) * 1.5) lo = 0; // near zero: start at zero
-  if (hi === lo) {
+  if (hi - lo <= noise(lo, hi)) {
     const pad = hi === 0 ? 1 : Math.abs(hi) * 0.2;
     [lo, hi] = [lo >= 0 ? Math.max(0, lo - pad) : lo - pad, hi + pad];
   }
