@@ -403,3 +403,67 @@ def test_violations_and_schedule_misuse_exit_2_with_one_line(capsys, argv, words
     assert main(["search", *argv]) == 2
     err = capsys.readouterr().err
     assert words in err and len(err.strip().splitlines()) == 1, err
+
+
+# -- fault schedules (replication) -----------------------------------------------------------------
+def _touches_the_first_leader(ev: dict) -> bool:
+    return ev.get("node") == 0 or [0] in ev.get("groups", [])
+
+
+@pytest.mark.every_seed("seed")
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_a_schedule_search_finds_async_replication_losing_acknowledged_writes(seed):
+    """`contention search replication`: asynchronous replication loses acknowledged writes when
+    its leader is cut off or crashes and a follower takes over (the old leader's acknowledged
+    suffix is truncated when it rejoins). Found at once, shrunk to at most four steps, each kept
+    step still losing writes; synchronous and chain replication lose none on the same schedule."""
+    from sims.adversary.shrink import shrink
+
+    problem = Problem("replication", "lost_acked_writes(async)", 3, 40, seed=seed)
+    search = Search(problem, seed, 2000).run(until_found=True)
+    assert search.found, search.state()
+    kept: list[tuple[list[int], float]] = []
+    out = shrink(problem, search.best, 2000, on_step=lambda g, score: kept.append((list(g), score)))
+    assert out.minimal and kept and len(out.genome) <= 4, out
+    fresh = Problem("replication", "lost_acked_writes(async)", 3, 40, seed=seed)
+    for genome, score in kept:
+        assert fresh.score(genome) == score > 0
+    faults = problem.layout.schedule(out.genome)
+    assert any(_touches_the_first_leader(ev) for ev in faults), faults
+    again = shrink(fresh, out.genome, 2000)
+    assert again.genome == out.genome and again.steps == [] and again.minimal
+    safe = Problem("replication", "lost_acked_writes(sync) + lost_acked_writes(chain)", 3, 40, seed=seed)
+    assert safe.score(out.genome) == 0
+
+
+def test_replication_search_writes_a_preset_that_loses_the_same_writes(tmp_path, capsys):
+    out = tmp_path / "split.toml"
+    argv = ["search", "replication", "--policies", "async", "--objective", "violations"]
+    assert main([*argv, "--shrink", "--budget", "2000", "--seed", "3", "--out", str(out), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["found"] is True and r["objective"] == "lost_acked_writes(async)" and r["schedule"]
+    assert r["workload"]["kind"] == "registers" and r["shrunk"]["minimal"]
+    assert main(["run", str(out), "--json"]) == 0
+    ran = json.loads(capsys.readouterr().out)["panels"]
+    assert ran == r["panels"] and ran["async-3"]["lost_acked_writes"] == r["best"] > 0
+    assert out.read_text(encoding="utf-8").count("[[events]]") == len(r["schedule"])
+
+
+def test_sync_and_chain_replication_survive_the_same_search_and_it_says_so(tmp_path, capsys):
+    out = tmp_path / "sync.toml"
+    for policy in ("sync", "chain"):
+        argv = [
+            "search",
+            "replication",
+            "--policies",
+            policy,
+            "--objective",
+            "violations",
+            "--budget",
+            "60",
+            "--length",
+            "20",
+        ]
+        assert main([*argv, "--out", str(out)]) == 1
+        assert capsys.readouterr().out.startswith("no schedule with objective > 0 in 60 evaluations")
+        assert not out.exists()

@@ -76,7 +76,9 @@ class Problem:
         self.size = size
         self.length = length
         self.seed = seed
-        self.layout: Layout = self.spec.layout(size, length, keys, preset.duration if preset is not None else None)
+        self.layout: Layout = self.spec.layout(
+            size, length, keys, preset.duration if preset is not None else None, seed=seed
+        )
         self.universe = self.layout.universe
         self._topic = registry.load_topic(topic)
         known = registry.topic_info(topic).metrics

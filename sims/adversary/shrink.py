@@ -108,12 +108,11 @@ def _earlier(g: list[int], problem: Problem):
 
 def _sooner(g: list[int], problem: Problem):
     """One step of a fault schedule followed by the next shorter wait (so what follows comes sooner)."""
-    from sims.consensus.trials import GAPS
-
+    gaps = len(problem.layout.gaps)
     for i, gene in enumerate(g):
-        step, gap = divmod(gene, len(GAPS))
+        step, gap = divmod(gene, gaps)
         if gap > 0:
-            yield g[:i] + [step * len(GAPS) + gap - 1] + g[i + 1 :]
+            yield g[:i] + [step * gaps + gap - 1] + g[i + 1 :]
 
 
 _LOWER = {"keys": _relabel, "times": _earlier, "schedule": _sooner}

@@ -2,9 +2,11 @@
 
 A candidate (a "genome") is a list of integers: page numbers or cache keys (paging, cache), a
 set of distinct keys (hashing), arrival times in milliseconds, sorted (ratelimit), or a fault
-schedule (consensus): each gene one step of ``sims.consensus.trials`` (isolate the leader alone
-or with its next node, crash it or its next node, restart the crashed, heal, a client command)
-and the wait after it, ``step * len(GAPS) + gap``. Each topic
+schedule: each gene one step and the wait after it, ``step * len(GAPS) + gap``. For consensus a
+step of ``sims.consensus.trials`` (isolate the leader alone or with its next node, crash it or
+its next node, restart the crashed, heal, a client command); for replication one of
+``sims.replication.trials`` (crash or isolate node i, restart the crashed, heal), under the
+client operations of a fixed ``registers`` workload on the search's seed. Each topic
 spec turns it into exactly the events its preset workload generates (``sequence`` for keys,
 ``arrival_times`` for times) and into that ``[workload]`` table, so a written preset replays the
 candidate bit for bit.
@@ -33,10 +35,10 @@ class TopicSpec:
     default_size: int = 4  # --size when it is not given
     violations: str = ""  # the checker's metric: what the objective "violations" counts
 
-    def layout(self, k: int, length: int, keys: int | None, duration: float | None = None) -> Layout:
+    def layout(self, k: int, length: int, keys: int | None, duration: float | None = None, seed: int = 1) -> Layout:
         """How candidates of this search become streams. ``duration``: fit every candidate into
         a preset's run of that length (the browser keeps the page's duration), else the run lasts
-        until the last event."""
+        until the last event. ``seed``: the stream's (a replication schedule's client operations)."""
         rate = self.rate
         span = max(2, -(-length // k))  # ratelimit: seconds over which arrivals come at the limit on average
         if duration is not None:
@@ -45,11 +47,15 @@ class TopicSpec:
                 rate = math.nextafter(rate, math.inf)
             span = duration
         if self.genome == "schedule":
-            from sims.consensus.trials import GAPS, STEPS
-
             if duration is not None:
                 raise InputError("a schedule search runs on its own durations, not a page's")
-            return Layout(self.genome, rate, len(STEPS) * len(GAPS), None, k)
+            if self.topic == "replication":
+                from sims.replication.trials import GAPS, steps
+
+                return Layout(self.genome, rate, len(steps(k)) * len(GAPS), None, k, self.topic, seed, length)
+            from sims.consensus.trials import GAPS, STEPS
+
+            return Layout(self.genome, rate, len(STEPS) * len(GAPS), None, k, self.topic, seed, length)
         if self.genome == "times":
             universe = int(1000 * span)
         elif keys is not None:
@@ -97,14 +103,45 @@ class Layout:
     universe: int  # keys 0..universe-1, milliseconds 1..universe, or schedule steps 0..universe-1
     duration: float | None = None
     size: int = 0  # a schedule's servers
+    topic: str = ""
+    seed: int = 1  # a replication schedule's client operations come from this seed's stream
+    length: int = 0  # the most steps in a schedule
+
+    @property
+    def gaps(self) -> tuple[float, ...]:
+        """The waits a schedule step may have after it, shortest first."""
+        if self.topic == "replication":
+            from sims.replication.trials import GAPS
+        else:
+            from sims.consensus.trials import GAPS
+        return GAPS
 
     def _schedule(self, genome: list[int]) -> tuple[list[dict], float]:
-        from sims.consensus.trials import GAPS, schedule_events
+        genes = [divmod(g, len(self.gaps)) for g in genome]
+        if self.topic == "replication":
+            from sims.replication import trials
 
-        return schedule_events([divmod(g, len(GAPS)) for g in genome])
+            longest = trials.START + self.length * max(trials.GAPS) + trials.SETTLE
+            return trials.events(genes, self.size, self.seed, longest)
+        from sims.consensus.trials import schedule_events
+
+        return schedule_events(genes)
+
+    def schedule(self, genome: list[int]) -> list[dict]:
+        """A candidate's schedule as written: the consensus workload's ``schedule`` entries, or a
+        replication preset's ``[[events]]`` (its faults)."""
+        if self.topic == "replication":
+            from sims.replication.trials import faults
+
+            return faults([divmod(g, len(self.gaps)) for g in genome], self.size)[0]
+        return self.workload(genome)["schedule"]
 
     def workload(self, genome: list[int]) -> dict:
         """The preset's ``[workload]`` table for a candidate."""
+        if self.genome == "schedule" and self.topic == "replication":
+            from sims.replication.trials import workload
+
+            return workload(self.size)
         if self.genome == "schedule":
             table = []
             for ev in self._schedule(genome)[0]:
@@ -157,6 +194,7 @@ SPECS = {
     "hashing": TopicSpec("hashing", "nodes", "set", rate=1000.0, copy_panels=True),
     "ratelimit": TopicSpec("ratelimit", "limit", "times"),
     "consensus": TopicSpec("consensus", "nodes", "schedule", default_size=5, violations="safety_violations"),
+    "replication": TopicSpec("replication", "nodes", "schedule", default_size=3, violations="lost_acked_writes"),
 }
 
 

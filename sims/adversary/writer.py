@@ -65,6 +65,9 @@ def preset_text(problem: Problem, genome: list[int], name: str, score: float, co
     lines += [f"{k} = {_value(v)}" for k, v in workload.items() if k != "schedule"]
     if "schedule" in workload:  # one event a line
         lines += ["schedule = ["] + [f"  {_value(ev)}," for ev in workload["schedule"]] + ["]"]
+    if problem.layout.genome == "schedule" and problem.topic == "replication":  # faults as [[events]]
+        for ev in problem.layout.schedule(genome):
+            lines += ["", "[[events]]"] + [f"{k} = {_value(v)}" for k, v in ev.items()]
     for plan in problem.panels:
         lines += ["", "[[panels]]", f"name = {_value(plan.name)}", f"policy = {_value(plan.policy)}"]
         lines += [f"{k} = {_value(v)}" for k, v in plan.raw.items()]

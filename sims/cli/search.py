@@ -90,7 +90,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         objective = "violations"
     if objective is not None and objective.strip() == "violations":  # the checker's count, per policy
         if not spec.violations:
-            raise UsageError(f"search: {args.topic} has no safety checker; 'violations' is for consensus")
+            raise UsageError(
+                f"search: {args.topic} has no safety checker; 'violations' is for consensus and replication"
+            )
         if not policies:
             raise UsageError("search: --objective violations needs --policies: whose violations to count")
         objective = " + ".join(f"{spec.violations}({p})" for p in policies)
@@ -103,7 +105,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.out is not None and not Path(args.out).parent.is_dir():
         raise UsageError(f"--out: cannot write {show(args.out, 120)}: its folder does not exist")
     if args.svg is not None:
-        if not spec.violations or not policies:
+        if args.topic != "consensus" or not policies:
             raise UsageError("--svg: draws the first --policies panel of a consensus search; give --policies")
         if not args.svg.endswith(".svg"):
             raise UsageError(f"--svg: expected a file name ending in .svg, got {show(args.svg, 120)}")
@@ -156,7 +158,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         **search.state(),
         "best_score": best_score,
         "workload": problem.layout.workload(best),
-        **({"schedule": problem.layout.workload(best)["schedule"]} if spec.genome == "schedule" else {}),
+        **({"schedule": problem.layout.schedule(best)} if spec.genome == "schedule" else {}),
         "panels": metrics,
         "out": args.out if found else None,
         **({"svg": args.svg if found else None} if args.svg is not None else {}),
@@ -197,9 +199,10 @@ def cmd_search(args: argparse.Namespace) -> int:
             + ", ".join(f"{k} {m[k]:g}" for k in sorted({t.metric for t in problem.objective.terms} & set(m)) or m)
         )
     wl = problem.layout.workload(best)
-    if "schedule" in wl:
-        print(f"schedule ({len(best)} steps, {len(wl['schedule'])} events):")
-        for ev in wl["schedule"][:60]:
+    if spec.genome == "schedule":
+        schedule = problem.layout.schedule(best)
+        print(f"schedule ({len(best)} steps, {len(schedule)} events):")
+        for ev in schedule[:60]:
             print("  " + ", ".join(f"{k} {v}" for k, v in ev.items()))
     else:
         seq = wl.get("keys", wl.get("times"))
@@ -233,14 +236,15 @@ def _flags(s: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--objective",
         help='what to maximize, e.g. "hits(b) - hits(a)"; a term without a size is at size k; '
-        '"violations" (consensus): the safety checker\'s count over --policies',
+        '"violations": the checker\'s count over --policies (consensus: safety violations; replication: '
+        "acknowledged writes lost)",
     )
     s.add_argument(
         "--size",
         type=arg.positive(int),
         default=None,
         help="k: frames (paging), objects (cache), nodes (hashing), requests per 1 s window (ratelimit), "
-        "servers (consensus); default 4 (consensus 5)",
+        "servers (consensus, replication); default 4 (consensus 5, replication 3)",
     )
     s.add_argument(
         "--length",
