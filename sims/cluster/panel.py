@@ -20,6 +20,7 @@ from sims.engine.bill import bill
 from sims.engine.config import EngineConfig
 from sims.engine.engine import Engine
 from sims.engine.metrics import Accumulator, EngineStats, Slo, in_flight, last_completion
+from sims.engine.users import Users
 
 
 class ClusterPanel(Panel):
@@ -41,6 +42,7 @@ class ClusterPanel(Panel):
         self.t = 0.0
         self._acc = Accumulator(Slo.from_params(params))  # completed requests of every replica, in any order
         self._taken = [0] * n  # records of replica i already in _acc
+        self.users: Users | None = None  # a closed loop's users (a ``users`` event made it)
 
     def _wire(self) -> None:
         """Point each replica's KV events at the router's bus (llm-d's precise scheduler)."""
@@ -50,45 +52,71 @@ class ClusterPanel(Panel):
 
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
         engines = self.engines
-        router = self.router
-        needs_hashes = router.needs_hashes
-        bs = self.block_size
         for k in range(lo, hi):
             ev = events[k]
             if ev["kind"] != "request":
+                if ev["kind"] in ("users", "user"):
+                    self._user_event(ev)
                 continue
             t = ev["t"]
-            loads = []
-            for e in engines:
-                e.advance(t)
-                loads.append(PodLoad(e.num_waiting, e.num_running, e.outstanding_tokens, e.kv_usage))
-            w = max(x.waiting for x in loads)
-            if w > self.peak_waiting:
-                self.peak_waiting = w
-            hashes = prompt_hashes(ev["segments"], bs) if needs_hashes else []
-            i = router.route(t, ev, hashes, loads)
-            self.routed[i] += 1
-            engines[i].submit(ev, t)
+            if self.users is not None:
+                self.users.run(t, self._route, self._advance, engines)
+            self._route(ev, t)
+        self.advance(until)
+
+    def _route(self, ev: dict, t: float) -> None:
+        """One request at ``t``: every replica advanced to ``t``, then the router's pick."""
+        engines = self.engines
+        loads = []
         for e in engines:
+            e.advance(t)
+            loads.append(PodLoad(e.num_waiting, e.num_running, e.outstanding_tokens, e.kv_usage))
+        w = max(x.waiting for x in loads)
+        if w > self.peak_waiting:
+            self.peak_waiting = w
+        router = self.router
+        hashes = prompt_hashes(ev["segments"], self.block_size) if router.needs_hashes else []
+        i = router.route(t, ev, hashes, loads)
+        self.routed[i] += 1
+        engines[i].submit(ev, t)
+
+    def _advance(self, until: float) -> None:
+        for e in self.engines:
             e.advance(until)
-        self.t = until
+
+    def _user_event(self, ev: dict) -> None:
+        if self.users is not None:
+            self.users.run(ev["t"], self._route, self._advance, self.engines)
+        if ev["kind"] == "users":
+            self.users = Users(ev)
+        elif self.users is None:
+            raise ValueError(f"user {ev.get('id')!r} at t={ev['t']:g}: no users event came first")
+        else:
+            self.users.join(ev)
 
     def on_event(self, ev: dict) -> None:
         self.feed([ev], 0, 1, ev["t"])
 
     def advance(self, until: float) -> None:
+        if self.users is not None:
+            self.users.run(until, self._route, self._advance, self.engines)
         for e in self.engines:
             e.advance(until)
         self.t = until
 
     def drain(self) -> None:
-        """``run --drain``: no more arrivals; every replica finishes, the window ends at the last completion."""
+        """``run --drain``: no more arrivals (closed-loop users send no further turns); every
+        replica finishes, the window ends at the last completion."""
+        if self.users is not None:
+            self.users.closed = True
         for e in self.engines:
             e.advance(float("inf"))
         self.t = last_completion([r for e in self.engines for r in e.records], self.t)
 
     def next_time(self) -> float | None:
         times = [t for t in (e.next_time() for e in self.engines) if t is not None]
+        if self.users is not None and self.users.next_time() is not None:
+            times.append(self.users.next_time())
         return min(times) if times else None
 
     # -- recording mode (sims/core/diverge.py) -----------------------------------------------
@@ -156,4 +184,6 @@ class ClusterPanel(Panel):
         for e in self.engines:
             e.check_invariants()
         self.router.check_invariants()
+        if self.users is not None:
+            self.users.check_invariants()
         assert sum(self.routed) == sum(e.submitted for e in self.engines), "a request went missing"

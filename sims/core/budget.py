@@ -136,6 +136,11 @@ def sample_stream(preset, seed: int, horizon: float) -> Stream:
     burst is not a rate) carried to the horizon."""
     from sims.core import stream
 
+    closed = registry.get_workload(preset.workload_kind).estimate
+    if closed is not None:  # the panels make the requests: count those, the stream holds a few
+        requests, per = closed(preset.workload, horizon)
+        scheduled = sum(1 for e in preset.events if e["t"] <= horizon)
+        return Stream(int(requests) + scheduled, 0.0, per, False, horizon)
     gen = stream.generate(preset.workload_kind, preset.workload, seed, horizon)
     head = list(islice(gen, SAMPLE))
     while len(head) < BURST and head and head[-1]["t"] <= 0.0 and len(head) % SAMPLE == 0:

@@ -104,6 +104,9 @@ class Workload:
     fn: Callable[..., Any]
     params: dict[str, Param]
     doc: str = ""
+    # (params, horizon) -> (events, tokens per event) for the budget, where the stream is not the
+    # work: a closed loop's requests are made by the panels (sims/workloads/users.py)
+    estimate: Callable[[dict, float], tuple[float, float]] | None = None
 
 
 def register_policy(topic: str, name: str) -> Callable[[Any], Any]:
@@ -141,11 +144,14 @@ def register_topic(topic: Topic) -> Topic:
     return topic
 
 
-def workload(kind: str, **params: Param) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Function decorator registering a workload generator with its declared parameters."""
+def workload(
+    kind: str, estimate: Callable[[dict, float], tuple[float, float]] | None = None, **params: Param
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Function decorator registering a workload generator with its declared parameters
+    (``estimate``: see ``Workload.estimate``)."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        _WORKLOADS[kind] = Workload(kind, fn, dict(params), (fn.__doc__ or "").strip())
+        _WORKLOADS[kind] = Workload(kind, fn, dict(params), (fn.__doc__ or "").strip(), estimate)
         return fn
 
     return deco

@@ -44,7 +44,8 @@ def bill(acc: Accumulator, stats: EngineStats, elapsed: float, engines: int, tp:
         return out
     usd = gpu_hours * price
     out.update({"usd_per_gpu_hour": price, "usd": usd, "usd_per_hour": gpus * price})
-    busy_usd = stats.busy_s * tp / 3600.0 * price
+    # a step that runs past the window's end counts whole in busy_s: busy never exceeds held
+    busy_usd = min(stats.busy_s * tp / 3600.0, gpu_hours) * price
     per = {
         "usd_per_mtok_out": (usd, acc.output_tokens),
         "usd_per_mtok": (usd, acc.prompt_tokens + acc.output_tokens),

@@ -20,6 +20,7 @@ from sims.engine.disagg import Deployment
 from sims.engine.engine import Engine
 from sims.engine.metrics import Accumulator, Slo, last_completion
 from sims.engine.seq import STATE_NAMES
+from sims.engine.users import Users
 from sims.engine.view import engine_view
 
 _ENGINE_KNOBS = [n for n in CONFIG_FIELDS if n != "role"]  # a deployment sets each replica's role
@@ -58,12 +59,15 @@ class EnginePanel(Panel):
         self._seen: list[int] = []
         self._t = 0.0
         self._bursts = 0
+        self.users: Users | None = None  # a closed loop's users (a ``users`` event made it)
 
     def feed(self, events: list[dict], lo: int, hi: int, until: float) -> None:
         eng = self.engine
         for k in range(lo, hi):
             ev = events[k]
             kind = ev["kind"]
+            if self.users is not None:
+                self.users.run(ev["t"], self._arrive, eng.advance, self._engines())
             if kind == "request":  # ``on_event``'s first case, without the call
                 t = ev["t"]
                 eng.advance(t)
@@ -71,15 +75,34 @@ class EnginePanel(Panel):
             elif kind == "burst":
                 eng.advance(ev["t"])
                 self.on_event(ev)
+            else:
+                self.on_event(ev)
+        if self.users is not None:
+            self.users.run(until, self._arrive, self.engine.advance, self._engines())
         eng.advance(until)
         self._t = until
 
+    def _arrive(self, req: dict, t: float) -> None:
+        self.engine.advance(t)
+        self.engine.submit(req, t)
+
+    def _engines(self) -> list:
+        return [self.single] if self.single is not None else self.engine.engines
+
     def on_event(self, ev: dict) -> None:
-        """A request, or a "burst" action: ``count`` requests of ``prompt_len``/``output_len``
-        tokens at once (the site's "break it" button); burst requests get negative ids."""
-        if ev["kind"] == "request":
+        """A request, a closed loop's ``users`` and ``user`` (sims/engine/users.py), or a
+        "burst" action: ``count`` requests of ``prompt_len``/``output_len`` tokens at once (the
+        site's "break it" button); burst requests get negative ids."""
+        kind = ev["kind"]
+        if kind == "request":
             self.engine.submit(ev, ev["t"])
-        elif ev["kind"] == "burst":
+        elif kind == "users":
+            self.users = Users(ev)
+        elif kind == "user":
+            if self.users is None:
+                raise ValueError(f"user {ev.get('id')!r} at t={ev['t']:g}: no users event came first")
+            self.users.join(ev)
+        elif kind == "burst":
             for _ in range(int(ev.get("count", 1))):
                 self._bursts += 1
                 rid = -self._bursts
@@ -93,16 +116,23 @@ class EnginePanel(Panel):
                 self.engine.submit(req, ev["t"])
 
     def advance(self, until: float) -> None:
+        if self.users is not None:
+            self.users.run(until, self._arrive, self.engine.advance, self._engines())
         self.engine.advance(until)
         if until > self._t:
             self._t = until
 
     def next_time(self) -> float | None:
-        return self.engine.next_time()
+        t = self.engine.next_time()
+        u = self.users.next_time() if self.users is not None else None
+        return u if t is None else t if u is None else min(t, u)
 
     def drain(self) -> None:
-        """No more arrivals: run until every request finishes. The window then ends at the last
-        completion (vLLM benchmark_serving's convention for throughput)."""
+        """No more arrivals (closed-loop users send no further turns): run until every request
+        finishes. The window then ends at the last completion (vLLM benchmark_serving's
+        convention for throughput)."""
+        if self.users is not None:
+            self.users.closed = True
         self.engine.advance(math.inf)
         self._collect()
         self._t = last_completion(self.engine.records, self._t)
@@ -143,6 +173,8 @@ class EnginePanel(Panel):
 
     def check_invariants(self) -> None:
         self.engine.check_invariants()
+        if self.users is not None:
+            self.users.check_invariants()
 
 
 def _mean(values) -> float:
