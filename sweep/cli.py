@@ -129,10 +129,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         return 0
     conf = f"{args.confidence:.0%} one-sided bound"
     for r in result["runs"]:
-        bounds = ", ".join(f"{k}: {'-' if v is None else f'{v:.4g}'}" for k, v in r["bounds"].items())
         print(
-            f"{result['key']}={r['value']}: {'meets' if r['ok'] else 'misses'} ({bounds}; {conf}, {r['seeds']} seeds)"
+            f"{result['key']}={r['value']}: {'meets' if r['ok'] else 'misses'} ({_bounds(r)}; {conf}, {r['seeds']} seeds)"
         )
+    if any(r.get("censored_seeds") for r in result["runs"]) and not args.drain:
+        print("censored: requests still waiting at the end make a latency only a lower bound; plan with --drain")
     if result["feasible"]:
         margins = ", ".join(f"{k} by {v:.4g}" for k, v in result["margins"].items() if v is not None)
         print(f"answer: {result['key']}={result['answer']} for panel {result['panel']} (margin: {margins})")
@@ -140,6 +141,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(f"infeasible: no {result['key']} up to the largest value meets every target for panel {result['panel']}")
     print(f"runs: {sum(r['seeds'] for r in result['runs'])} ({len(result['runs'])} values x {args.seeds} seeds)")
     return 0
+
+
+def _bounds(probe: dict) -> str:
+    """Each target's bound; a censored one (some seeds' figure a lower bound) says so."""
+    lower = probe.get("censored_seeds", {})
+    return ", ".join(
+        f"{k}: {'-' if v is None else f'{v:.4g}'}"
+        + (f", censored on {lower[k]} seed{'' if lower[k] == 1 else 's'}" if k in lower else "")
+        for k, v in probe["bounds"].items()
+    )
 
 
 def _plan_space(args: argparse.Namespace, preset: presets.Preset, targets: list) -> int:
@@ -162,8 +173,9 @@ def _plan_space(args: argparse.Namespace, preset: presets.Preset, targets: list)
         return 0
     for p in result["probes"]:
         config = " ".join(f"{k.rpartition('.')[2]}={v}" for k, v in p["config"].items())
-        bounds = ", ".join(f"{k}: {'-' if v is None else f'{v:.4g}'}" for k, v in p["bounds"].items())
-        print(f"{config}: {p['gpus']} GPUs, ${p['usd_per_hour']:.2f}/h: {'meets' if p['ok'] else 'misses'} ({bounds})")
+        print(
+            f"{config}: {p['gpus']} GPUs, ${p['usd_per_hour']:.2f}/h: {'meets' if p['ok'] else 'misses'} ({_bounds(p)})"
+        )
     for p in result["pruned"]:
         print(f"pruned {' '.join(f'{k}={v}' for k, v in p['config'].items())}: {p['why']}")
     if result["feasible"]:

@@ -112,7 +112,7 @@ def plan(
 
 def judge(value, rows: list[dict], targets: list[Target], confidence: float) -> dict:
     errors = sorted({r["error"] for r in rows if r["error"]})
-    margins, bounds, ok = {}, {}, not errors
+    margins, bounds, ok, lower = {}, {}, not errors, {}
     for t in targets:
         vals = [r["metrics"].get(t.metric) for r in rows if not r["error"]]
         if any(v is None for v in vals) and not errors:
@@ -123,4 +123,7 @@ def judge(value, rows: list[dict], targets: list[Target], confidence: float) -> 
         margins[t.text()] = None if bound is None else t.margin(bound)
         if bound is None or not t.met(bound) or (censored and t.upper):
             ok = False
-    return {"value": value, "ok": ok, "seeds": len(rows), "bounds": bounds, "margins": margins, "errors": errors}
+        if censored:
+            lower[t.text()] = censored  # seeds whose figure is only a lower bound
+    out = {"value": value, "ok": ok, "seeds": len(rows), "bounds": bounds, "margins": margins, "errors": errors}
+    return out | ({"censored_seeds": lower} if lower else {})

@@ -121,3 +121,14 @@ def test_the_budget_counts_the_turns_the_users_will_send():
     assert 40 * 300 / 4.0 <= est.stream.events <= 40 * (1 + 300 / 4.0) + 1
     with pytest.raises(InputError, match="workload.users"):  # refused when read, before a run
         preset(users=20_000, think=0.5)
+
+
+def test_plan_says_when_a_latency_is_censored_and_asks_for_drain(capsys):
+    """Without --drain the users' last turns are still waiting at the end: the TTFT is a lower
+    bound, the probe cannot meet a "<" target, and plan says why instead of a bare "misses"."""
+    from sims.cli import main
+
+    args = ["plan", "routing-chat-users", "--vary", "defaults.replicas=8:8", "--target", "ttft_p90<0.5"]
+    assert main(args + ["--panel", "precise_prefix", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "misses" in out and "censored on" in out and "plan with --drain" in out, out
