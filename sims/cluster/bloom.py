@@ -5,7 +5,7 @@ The filter is the filters topic's own ``Bloom`` (m bits, k positions by double h
 splitmix64 of the block hash), one per pod, fed by the same KV events ``precise_prefix`` reads.
 A Bloom filter cannot delete, so a ``removed`` event leaves the block in the filter: the router
 keeps claiming it (a stale positive) until the pod's filter is rebuilt, every ``rebuild_every``
-seconds (0: never), from what the pod then holds. Routing reads only the filters; the exact index
+seconds (0: never; at the first route due), from what the pod then holds. Routing reads only the filters; the exact index
 the same events keep (``truth``) is what a pod would rebuild its filter from, and what the
 metrics count the filter's errors against.
 """
