@@ -7,7 +7,7 @@ replicas (each one ``EngineConfig``); a router's own params are declared on its 
 
 from __future__ import annotations
 
-from sims.cluster import prefix_routers, routers  # noqa: F401  (register the policies, in this order)
+from sims.cluster import bloom, prefix_routers, routers  # noqa: F401  (register the policies: bloom imports the others first)
 from sims.cluster.panel import ClusterPanel
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, register_topic

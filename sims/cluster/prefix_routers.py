@@ -200,7 +200,7 @@ class PrecisePrefix(Router):
         n = self.n
         if hashes:
             total = len(hashes)
-            frac = [h / total for h in self.index.prefix_hits(hashes)]
+            frac = [h / total for h in self.prefix_hits(t, hashes)]
         else:
             frac = [0.0] * n
         cands = [i for i in range(n) if frac[i] > 0.0 and frac[i] >= p["affinity_threshold"]]
@@ -217,6 +217,10 @@ class PrecisePrefix(Router):
         pw = p["prefix_weight"]
         scores = [s + pw * frac[i] for s, i in zip(scores, cands, strict=True)]
         return pick_max(self.rng, cands, scores)
+
+    def prefix_hits(self, t: float, hashes: list[int]) -> list[int]:
+        """Each pod's longest run of the prompt's blocks from the start, as the index sees it."""
+        return self.index.prefix_hits(hashes)
 
     def explain(self, d, other=None) -> str:
         p = self.params
