@@ -107,8 +107,6 @@ class Coordinator(Node):
                         self.set_timer(self.timeout, f"v{txn}")
                     else:
                         self._decide(txn, True)
-            elif state in ("commit", "abort") and msg[2]:
-                self.send(src, ("DEC", txn, state == "commit"))  # a late vote: tell it
         elif kind == "PACK":
             if state == "pre":
                 acks = self.votes.setdefault(txn, [])
