@@ -231,7 +231,7 @@ def test_the_partition_preset_splits_3pc_and_blocks_2pc_until_the_heal(seed):
     sc = Scenario(p, seed)
     sc.advance(p.duration)
     m = sc.metrics()
-    two, three = m["two_phase_commit"], m["three_phase_commit_broken_by_partition"]
+    two, three = m["two_phase_commit"], m["three_phase_broken"]
     assert three["safety_violations"] >= 1 and two["safety_violations"] == 0
     assert heal - cut <= two["blocked_max_s"] <= heal - cut + 0.05 + TIMEOUT, two
     assert three["blocked_max_s"] <= TIMEOUT + 0.03, three
