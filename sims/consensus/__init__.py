@@ -9,7 +9,7 @@ leader). The workload (``workload.py``) is one stream of commands and faults for
 
 from __future__ import annotations
 
-from sims.consensus import policies, workload
+from sims.consensus import commit_panel, policies, transactions, workload  # noqa: F401 (atomic commit registers itself)
 from sims.consensus.panel import ConsensusPanel
 from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_topic
@@ -44,7 +44,10 @@ PANEL_PARAMS = {
 
 
 def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
-    return ConsensusPanel(name, params, ctx, get_policy("consensus", policy)())
+    protocol = get_policy("consensus", policy)()
+    if hasattr(protocol, "make_panel"):  # a protocol with a panel of its own (atomic commit)
+        return protocol.make_panel(name, params, ctx)
+    return ConsensusPanel(name, params, ctx, protocol)
 
 
 register_topic(Topic("consensus", make_panel, panel_params=PANEL_PARAMS))
