@@ -40,6 +40,12 @@ PANEL_PARAMS = {
     "reorder": Param(float, 0.0, "probability a message is held back by a second delay", min=0.0, max=1.0),
     "prevote": Param(bool, False, "Raft: ask for a pre-vote before raising the term (thesis §9.6)"),
     "check_quorum": Param(bool, False, "Raft: a leader that has not heard from a majority steps down"),
+    "view_timeout": Param(
+        float, 0.5, "PBFT: seconds a replica waits on a request before it starts a view change", above=0.0, max=60.0
+    ),
+    "traitors": Param(
+        int, 0, "PBFT: Byzantine replicas, nodes 0 .. traitors-1 (they equivocate and lie)", min=0, max=9
+    ),
 }
 
 

@@ -5,6 +5,7 @@ servers behave."""
 from __future__ import annotations
 
 from sims.consensus.paxos import PaxosNode
+from sims.consensus.pbft import PbftChecker, PbftNode
 from sims.consensus.raft import RaftNode
 from sims.consensus.safety import PaxosChecker, RaftChecker
 from sims.core.registry import register_policy
@@ -67,3 +68,21 @@ class SingleDecreePaxos(MultiPaxos):
     leader, so proposers that time out duel with higher ballots until it is."""
 
     single = True
+
+
+@register_policy("consensus", "pbft")
+class Pbft:
+    """PBFT (Castro & Liskov, OSDI'99): 3f + 1 replicas order requests with pre-prepare, prepare
+    and commit quorums of 2f + 1 and replace a faulty primary by a view change; ``traitors`` of
+    them lie (``sims.consensus.pbft``)."""
+
+    multicast = True  # the client sends each request to every replica, so backups time the primary
+
+    def make_nodes(self, n: int, p: dict) -> list[PbftNode]:
+        nodes = [PbftNode(i, n, p["view_timeout"]) for i in range(n)]
+        for node in nodes[: p["traitors"]]:  # node 0 is view 0's primary
+            node.traitor = "equivocate"
+        return nodes
+
+    def make_checker(self) -> PbftChecker:
+        return PbftChecker()
