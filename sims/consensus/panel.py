@@ -51,6 +51,7 @@ class ConsensusPanel(Panel):
         self.down_s = 0.0
         self.windows: list[float] = []  # lengths of finished windows without a leader
         self.net.start(0.0)
+        self._after(0.0)  # a protocol with a leader from the start (PBFT's view 0) is available from 0
 
     def record(self) -> None:
         """Keep a ``sims.net.trace.Trace`` of the run from now on (``self.net.trace``), for
