@@ -8,6 +8,7 @@ from sims.consensus.paxos import PaxosNode
 from sims.consensus.pbft import PbftChecker, PbftNode
 from sims.consensus.raft import RaftNode
 from sims.consensus.safety import PaxosChecker, RaftChecker
+from sims.consensus.zab import ZabChecker, ZabNode
 from sims.core.registry import register_policy
 
 
@@ -86,3 +87,26 @@ class Pbft:
 
     def make_checker(self) -> PbftChecker:
         return PbftChecker()
+
+
+@register_policy("consensus", "zab")
+class Zab:
+    """Zab (Junqueira, Reed & Serafini, DSN'11), ZooKeeper's atomic broadcast: epochs, discovery,
+    synchronization and broadcast, transactions ordered by zxid (``sims.consensus.zab``)."""
+
+    broken_sync = False
+
+    def make_nodes(self, n: int, p: dict) -> list[ZabNode]:
+        election = (p["election_lo"], max(p["election_lo"], p["election_hi"]))
+        return [ZabNode(i, n, election, p["heartbeat"], self.broken_sync) for i in range(n)]
+
+    def make_checker(self) -> ZabChecker:
+        return ZabChecker()
+
+
+@register_policy("consensus", "zab_broken_sync")
+class ZabBrokenSync(Zab):
+    """Deliberately broken: a new epoch is acknowledged whatever the candidate's history, and its
+    leader imposes its own history instead of adopting the newest of its quorum."""
+
+    broken_sync = True
