@@ -1,5 +1,6 @@
 """Consensus: Raft, Multi-Paxos and single-decree Paxos on a simulated network (``sims.net``) under crashes, partitions and lossy
-links, with its safety properties checked after every event.
+links, with its safety properties checked after every event; PBFT (``pbft.py``) against Byzantine
+replicas, and Zab (``zab.py``) with its epochs and primary order.
 
 A protocol (``policies.py``) builds the servers (``raft.py``, ``paxos.py``) and the checker of its safety
 properties (``safety.py``); ``ConsensusPanel`` owns the network, routes client commands to the
