@@ -1,5 +1,6 @@
 """Consensus: Raft, Multi-Paxos and single-decree Paxos on a simulated network (``sims.net``) under crashes, partitions and lossy
-links, with its safety properties checked after every event.
+links, with its safety properties checked after every event; PBFT (``pbft.py``) against Byzantine
+replicas, and Zab (``zab.py``) with its epochs and primary order.
 
 A protocol (``policies.py``) builds the servers (``raft.py``, ``paxos.py``) and the checker of its safety
 properties (``safety.py``); ``ConsensusPanel`` owns the network, routes client commands to the
@@ -40,6 +41,12 @@ PANEL_PARAMS = {
     "reorder": Param(float, 0.0, "probability a message is held back by a second delay", min=0.0, max=1.0),
     "prevote": Param(bool, False, "Raft: ask for a pre-vote before raising the term (thesis §9.6)"),
     "check_quorum": Param(bool, False, "Raft: a leader that has not heard from a majority steps down"),
+    "view_timeout": Param(
+        float, 0.5, "PBFT: seconds a replica waits on a request before it starts a view change", above=0.0, max=60.0
+    ),
+    "traitors": Param(
+        int, 0, "PBFT: Byzantine replicas, nodes 0 .. traitors-1 (they equivocate and lie)", min=0, max=9
+    ),
 }
 
 

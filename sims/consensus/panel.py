@@ -39,6 +39,7 @@ class ConsensusPanel(Panel):
             node_rngs=[ctx.rng(f"node{i}") for i in range(n)],
         )
         self.checker = protocol.make_checker()
+        self.multicast = getattr(protocol, "multicast", False)  # the client sends to every server (PBFT)
         self.marks: dict[str, int] = {}
         self.pending: list[int] = []  # client commands waiting for a leader
         self.arrived: dict[int, float] = {}  # command -> arrival time, until committed
@@ -50,6 +51,7 @@ class ConsensusPanel(Panel):
         self.down_s = 0.0
         self.windows: list[float] = []  # lengths of finished windows without a leader
         self.net.start(0.0)
+        self._after(0.0)  # a protocol with a leader from the start (PBFT's view 0) is available from 0
 
     def record(self) -> None:
         """Keep a ``sims.net.trace.Trace`` of the run from now on (``self.net.trace``), for
@@ -142,6 +144,13 @@ class ConsensusPanel(Panel):
     def _after(self, t: float) -> None:
         nodes = self.net.nodes
         new = self.checker.check(nodes, t)
+        if self.pending and self.multicast and any(node.up for node in nodes):
+            for node in nodes:
+                if node.up:
+                    for op in self.pending:
+                        node.propose(op)
+            self.pending = []
+            new += self.checker.check(nodes, t)
         if self.pending:
             leader = self.leader()
             if leader is not None:
@@ -218,6 +227,8 @@ class ConsensusPanel(Panel):
                     "slow": net.extra[node.id],
                 }
             )
+            if node.traitor:
+                out[-1]["traitor"] = node.traitor
         msgs = [
             {"src": s, "dst": d, "sent": sent, "arrives": arr, "type": m[0], "term": m[1]}
             for s, d, sent, arr, m in net.in_flight(now)[:_VIEW_MSGS]

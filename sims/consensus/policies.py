@@ -5,8 +5,10 @@ servers behave."""
 from __future__ import annotations
 
 from sims.consensus.paxos import PaxosNode
+from sims.consensus.pbft import PbftChecker, PbftNode
 from sims.consensus.raft import RaftNode
 from sims.consensus.safety import PaxosChecker, RaftChecker
+from sims.consensus.zab import ZabChecker, ZabNode
 from sims.core.registry import register_policy
 
 
@@ -67,3 +69,44 @@ class SingleDecreePaxos(MultiPaxos):
     leader, so proposers that time out duel with higher ballots until it is."""
 
     single = True
+
+
+@register_policy("consensus", "pbft")
+class Pbft:
+    """PBFT (Castro & Liskov, OSDI'99): 3f + 1 replicas order requests with pre-prepare, prepare
+    and commit quorums of 2f + 1 and replace a faulty primary by a view change; ``traitors`` of
+    them lie (``sims.consensus.pbft``)."""
+
+    multicast = True  # the client sends each request to every replica, so backups time the primary
+
+    def make_nodes(self, n: int, p: dict) -> list[PbftNode]:
+        nodes = [PbftNode(i, n, p["view_timeout"]) for i in range(n)]
+        for node in nodes[: p["traitors"]]:  # node 0 is view 0's primary
+            node.traitor = "equivocate"
+        return nodes
+
+    def make_checker(self) -> PbftChecker:
+        return PbftChecker()
+
+
+@register_policy("consensus", "zab")
+class Zab:
+    """Zab (Junqueira, Reed & Serafini, DSN'11), ZooKeeper's atomic broadcast: epochs, discovery,
+    synchronization and broadcast, transactions ordered by zxid (``sims.consensus.zab``)."""
+
+    broken_sync = False
+
+    def make_nodes(self, n: int, p: dict) -> list[ZabNode]:
+        election = (p["election_lo"], max(p["election_lo"], p["election_hi"]))
+        return [ZabNode(i, n, election, p["heartbeat"], self.broken_sync) for i in range(n)]
+
+    def make_checker(self) -> ZabChecker:
+        return ZabChecker()
+
+
+@register_policy("consensus", "zab_broken_sync")
+class ZabBrokenSync(Zab):
+    """Deliberately broken: a new epoch is acknowledged whatever the candidate's history, and its
+    leader imposes its own history instead of adopting the newest of its quorum."""
+
+    broken_sync = True

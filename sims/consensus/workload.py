@@ -20,7 +20,7 @@ from sims.core.dists import exponential
 from sims.core.limits import MAX_DURATION
 from sims.core.registry import Param, workload
 
-FAULTS = ("partition", "heal", "crash", "restart", "slow", "drift", "link", "mark")
+FAULTS = ("partition", "heal", "crash", "restart", "slow", "drift", "link", "mark", "byzantine")
 
 
 def _is_ref(node) -> bool:

@@ -15,7 +15,8 @@ API a protocol builds on
 - inside the hooks: ``self.send(dst, msg, hold=0.0)`` (``hold``: seconds before it leaves, e.g. a
   write to disk first), ``self.broadcast(msg)`` (to every other node),
   ``self.set_timer(delay, name)`` (one live timer per name: setting it again replaces it),
-  ``self.cancel_timer(name)``, ``self.local_time(now)`` (its drifting clock), ``self.rng`` (the
+  ``self.cancel_timer(name)``, ``self.traitor`` (its Byzantine mode, "" when honest),
+  ``self.local_time(now)`` (its drifting clock), ``self.rng`` (the
   node's own seeded generator), ``self.id`` (0..n-1), ``self.n``, ``self.up``.
 
 ``Network(nodes, rng, delay=Delay(...), loss=0.0, duplicate=0.0, reorder=0.0, node_rngs=None)``
@@ -32,7 +33,10 @@ API a protocol builds on
   ``{"fault": "slow", "node": i, "extra": 0.05}`` (each message to or from it takes that much
   longer; 0 ends it), ``{"fault": "drift", "node": i, "rate": 1.01}`` (its clock runs 1% fast:
   its timers fire after ``delay / rate`` of real time), ``{"fault": "link", "loss": 0.2}``
-  (change loss / duplicate / reorder for the whole network);
+  (change loss / duplicate / reorder for the whole network),
+  ``{"fault": "byzantine", "node": i, "mode": "equivocate"}`` (the node turns traitor: each
+  message it sends passes through its ``forge(dst, msg)``, where the protocol says how it lies;
+  ``"mode": ""`` makes it honest again);
 - ``in_flight(now)``: messages on the wire ``[(src, dst, sent, arrives, msg)]`` for views;
 - ``can_reach(a, b)``; ``group_of``; counters ``sent delivered dropped duplicated``;
 - ``trace``: None, or a ``sims.net.trace.Trace`` that logs every message copy's fate and every

@@ -71,6 +71,14 @@ class Node(Checkpointed):
         """Back up; ``durable=False``: its disk was lost too. Protocols reset their state here."""
         self.on_start(now)
 
+    # Byzantine: a traitor's every message passes through ``forge`` on its way to each peer
+    traitor = ""  # "" honest; "equivocate": set by the ``byzantine`` fault (or by a protocol)
+
+    def forge(self, dst: int, msg: Any) -> Any:
+        """What this traitor sends ``dst`` instead of ``msg`` (the protocol defines its lies:
+        a different value to different peers, a vote it never cast). Default: the truth."""
+        return msg
+
     # actions -------------------------------------------------------------------------------
     def send(self, dst: int, msg: Any, hold: float = 0.0) -> None:
         """``hold``: seconds the message waits before it leaves (a write to disk first)."""
@@ -182,6 +190,8 @@ class Network(Checkpointed):
     def send(self, src: int, dst: int, msg: Any, hold: float = 0.0) -> None:
         rng = self.rng
         self.sent += 1
+        if self.nodes[src].traitor:
+            msg = self.nodes[src].forge(dst, msg)
         if self.loss > 0.0 and rng.random() < self.loss:
             self.dropped += 1
             if self.trace is not None:
@@ -244,12 +254,16 @@ class Network(Checkpointed):
             self.skew_local[i] = self.local_time(i, now)
             self.skew_at[i] = now
             self.rate[i] = float(fault.get("rate", 1.0))
+        elif kind == "byzantine":
+            self.nodes[int(fault["node"])].traitor = str(fault.get("mode", "equivocate"))
         elif kind == "link":
             self.loss = float(fault.get("loss", self.loss))
             self.duplicate = float(fault.get("duplicate", self.duplicate))
             self.reorder = float(fault.get("reorder", self.reorder))
         else:
-            raise ValueError(f"unknown fault {kind!r}; valid: partition, heal, crash, restart, slow, drift, link")
+            raise ValueError(
+                f"unknown fault {kind!r}; valid: partition, heal, crash, restart, slow, drift, link, byzantine"
+            )
 
     # views ---------------------------------------------------------------------------------
     def in_flight(self, now: float) -> list[tuple[int, int, float, float, Any]]:

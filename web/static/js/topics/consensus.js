@@ -10,7 +10,8 @@ const termColour = (term, theme) => theme.palette[term % theme.palette.length];
 // consensus: the servers on a circle (role, term, vote; crossed out when crashed), messages in
 // flight as dots on their arrow, the partition as a dashed line between the sides, and below,
 // each server's log side by side with its commit index marked. The reader draws faults on the
-// servers (faults.js: drag a line to partition, click to crash or restart).
+// servers (faults.js: drag a line to partition, click to crash or restart). A traitor (a Byzantine
+// server, PBFT) has a dashed red ring.
 registerRenderer("consensus", (ctx, v, box, theme) => {
   if (v.protocol === "commit") return drawCommit(ctx, v, box, theme); // atomic commit: below
   const nodes = v.nodes || [];
@@ -87,6 +88,17 @@ registerRenderer("consensus", (ctx, v, box, theme) => {
     ctx.lineWidth = nd.role === "candidate" ? 3 : 1;
     ctx.strokeStyle = nd.role === "candidate" ? theme.bad : theme.fg;
     ctx.stroke();
+    if (nd.traitor) {
+      // a Byzantine server (PBFT's traitors): a dashed ring around it
+      ctx.save();
+      ctx.setLineDash([3, 3]);
+      ctx.lineWidth = 2;
+      ctx.strokeStyle = theme.bad;
+      ctx.beginPath();
+      ctx.arc(x, y, rad + 4, 0, 2 * Math.PI);
+      ctx.stroke();
+      ctx.restore();
+    }
     text(ctx, `S${nd.id + 1}`, x, y, nd.role === "leader" ? theme.onAccent || theme.fg : theme.fg, "center");
   });
   nodeTargets(
@@ -110,7 +122,7 @@ registerRenderer("consensus", (ctx, v, box, theme) => {
   const states = nodes.map((nd) => {
     const vote = nd.vote === null || nd.vote === undefined ? "–" : `S${nd.vote + 1}`;
     return [
-      `S${nd.id + 1} ${nd.up ? nd.role : "crashed"} t${nd.term} v${vote}`,
+      `S${nd.id + 1} ${nd.up ? nd.role : "crashed"}${nd.traitor ? " traitor" : ""} t${nd.term} v${vote}`,
       `S${nd.id + 1} ${nd.up ? nd.role : "down"}`,
       `S${nd.id + 1}`,
     ];
