@@ -94,6 +94,7 @@ class RingNode(ElectionNode):
         if kind == "ELECTION":
             self.send(src, ("ACK", msg[2]))
             uid = msg[1]
+            self.down[uid] = False  # its id going round says it is up (a restarted node)
             if uid > self.id:
                 if self.role == LEADER:
                     self.cancel_timer("heartbeat")
