@@ -21,7 +21,9 @@ PANEL_PARAMS = {
     "delay_lo": Param(float, 0.005, "one-way message delay: low end of its uniform range, s", min=0.0, max=60.0),
     "delay_hi": Param(float, 0.010, "one-way message delay: high end, s", min=0.0, max=60.0),
     "heartbeat": Param(float, 0.1, "a leader's heartbeat interval, s (bully, ring)", above=0.0, max=60.0, work=-1),
-    "detect": Param(float, 0.5, "a follower suspects the leader after this long without a heartbeat, s", above=0.0, max=60.0),
+    "detect": Param(
+        float, 0.5, "a follower suspects the leader after this long without a heartbeat, s", above=0.0, max=60.0
+    ),
     "answer_timeout": Param(
         float, 0.05, "bully: wait for an ANSWER; ring: wait for a hop's ACK, s", above=0.0, max=60.0
     ),

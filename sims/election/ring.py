@@ -19,6 +19,7 @@ from sims.election.node import CANDIDATE, FOLLOWER, LEADER, ElectionNode
 
 class RingNode(ElectionNode):
     JITTER = 1.0  # detectors spread out, so one usually starts alone and the rest join its round
+
     def __init__(self, i: int, n: int, p: dict) -> None:
         super().__init__(i, n, p)
         self.hop = p["answer_timeout"]
