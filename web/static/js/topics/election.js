@@ -58,6 +58,12 @@ registerRenderer("election", (ctx, v, box, theme) => {
     ctx.arc(x0 + (x1 - x0) * f, y0 + (y1 - y0) * f, 2.5, 0, 2 * Math.PI);
     ctx.fill();
   });
+  // the side most client nodes are on; a node elsewhere is drawn cut off (dashed red)
+  const sizes = {};
+  nodes.slice(0, n).forEach((nd) => {
+    sizes[nd.group] = (sizes[nd.group] || 0) + 1;
+  });
+  const main = Number(Object.keys(sizes).sort((a, b) => sizes[b] - sizes[a] || a - b)[0]);
   const rad = Math.max(5, Math.min(16, (Math.PI * r) / n - 2));
   ctx.font = `11px ${theme.font}`;
   nodes.forEach((nd, i) => {
@@ -70,8 +76,9 @@ registerRenderer("election", (ctx, v, box, theme) => {
     else ctx.arc(x, y, rad, 0, 2 * Math.PI);
     ctx.fill();
     ctx.lineWidth = nd.role === "candidate" ? 3 : 1;
-    ctx.strokeStyle = nd.role === "candidate" ? theme.bad : nd.group ? theme.bad : theme.fg;
-    if (nd.group) ctx.setLineDash([3, 2]); // cut off from the majority group 0
+    const cut = nd.group !== main;
+    ctx.strokeStyle = nd.role === "candidate" || cut ? theme.bad : theme.fg;
+    if (cut) ctx.setLineDash([3, 2]); // cut off from where most client nodes are
     ctx.stroke();
     ctx.setLineDash([]);
     if (!nd.up) {
