@@ -20,7 +20,9 @@ PANEL_PARAMS = {
     "nodes": Param(int, 5, "client nodes that may lead (a service, where used, is one more)", min=1, max=32, work=1),
     "delay_lo": Param(float, 0.005, "one-way message delay: low end of its uniform range, s", min=0.0, max=60.0),
     "delay_hi": Param(float, 0.010, "one-way message delay: high end, s", min=0.0, max=60.0),
-    "heartbeat": Param(float, 0.1, "a leader's heartbeat interval, s (bully, ring, Raft)", above=0.0, max=60.0, work=-1),
+    "heartbeat": Param(
+        float, 0.1, "a leader's heartbeat interval, s (bully, ring, Raft)", above=0.0, max=60.0, work=-1
+    ),
     "detect": Param(
         float, 0.5, "a follower suspects the leader after this long without a heartbeat, s", above=0.0, max=60.0
     ),
