@@ -1,0 +1,205 @@
+"""One election protocol on a simulated network (``sims.net``), fed the stream's faults.
+
+The panel resolves node references in faults (``"leader"``, marks) as the consensus panel does,
+and after every delivered message, fired timer and fault it counts the client nodes that act as
+leader (up, role ``leader``): none is time without a leader, two or more is split brain. A crash
+of a node acting as leader opens a failover window that the next leader closes
+(``time_to_leader``). Messages are counted by kind: the policy names its upkeep kinds
+(heartbeats, renewals, session pings), and every other message is the election's. A protocol
+that needs a coordination service (the lease's lock server, ZooKeeper) gets one more node, id n,
+that the stream's faults never name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sims.core.metrics import percentile
+from sims.core.panel import Panel
+from sims.net import Delay, Network
+
+_HISTORY = 64  # leader-over-time segments the view keeps (the newest)
+_VIEW_MSGS = 80  # messages in flight the view shows (the earliest to arrive)
+
+
+class CountingNetwork(Network):
+    """A ``Network`` that counts the messages it is handed by kind (a tuple's first item)."""
+
+    def send(self, src: int, dst: int, msg: Any, hold: float = 0.0) -> None:
+        kind = msg[0]
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        super().send(src, dst, msg, hold)
+
+
+class ElectionPanel(Panel):
+    topic = "election"
+
+    def __init__(self, name: str, params: dict, ctx, protocol) -> None:
+        super().__init__(name, params, ctx)
+        n = params["nodes"]
+        self.n = n
+        self.protocol = protocol
+        nodes = protocol.make_nodes(n, params)
+        delay = Delay("uniform", lo=params["delay_lo"], hi=max(params["delay_lo"], params["delay_hi"]))
+        self.net = CountingNetwork(
+            nodes, ctx.rng("net"), delay, node_rngs=[ctx.rng(f"node{i}") for i in range(len(nodes))]
+        )
+        self.net.kinds = {}
+        self.marks: dict[str, int] = {}
+        self.t = 0.0
+        self.leaders: tuple[int, ...] = ()  # client nodes acting as leader now
+        self.since = 0.0  # when ``leaders`` last changed
+        self.no_leader_s = 0.0
+        self.split_s = 0.0
+        self.max_leaders = 0
+        self.elections = 0  # times a node began to act as leader
+        self.failed_at: float | None = None  # a leader crashed then, and no leader since
+        self.failovers: list[float] = []
+        self.history: list[list] = [[0.0, []]]  # [since, leaders] segments, newest last
+        self.net.start(0.0)
+        self._after(0.0)
+
+    # driving --------------------------------------------------------------------------------
+    def advance(self, until: float) -> None:
+        if until > self.t:
+            self.net.advance(until, self._after)
+            self.t = until
+
+    def next_time(self) -> float | None:
+        return self.net.next_time()
+
+    def on_event(self, ev: dict) -> None:
+        t = ev["t"]
+        self.t = t
+        if ev["kind"] == "fault":
+            self._fault(ev, t)
+            self._after(t)
+
+    def _ref(self, ref: Any) -> int | None:
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            return ref % self.n
+        if not isinstance(ref, str):
+            return None
+        name, _, off = ref.partition("+")
+        base = (self.leaders[0] if self.leaders else None) if name == "leader" else self.marks.get(name)
+        if base is None:
+            return None
+        return (base + (int(off) if off else 0)) % self.n
+
+    def _fault(self, ev: dict, t: float) -> None:
+        kind = ev["fault"]
+        if kind == "mark":
+            node = self._ref(ev.get("node", "leader"))
+            if node is not None:
+                self.marks[ev["name"]] = node
+            return
+        fault = dict(ev)
+        if "node" in ev:
+            node = self._ref(ev["node"])
+            if node is None:
+                return
+            fault["node"] = node
+            if ev.get("mark"):
+                self.marks[ev["mark"]] = node
+            if kind == "crash" and node in self.leaders and self.failed_at is None:
+                self.failed_at = t
+        if kind == "partition":
+            fault["groups"] = [sorted({r for r in map(self._ref, g) if r is not None}) for g in ev["groups"]]
+        self.net.apply(fault, t)
+
+    def _after(self, t: float) -> None:
+        nodes = self.net.nodes
+        now = tuple(i for i in range(self.n) if nodes[i].up and nodes[i].role == "leader")
+        if now == self.leaders:
+            return
+        self._close(t)
+        for i in now:
+            if i not in self.leaders:
+                self.elections += 1
+        if now and self.failed_at is not None:
+            self.failovers.append(t - self.failed_at)
+            self.failed_at = None
+        self.leaders = now
+        self.max_leaders = max(self.max_leaders, len(now))
+        if self.history[-1][0] == t:
+            self.history[-1][1] = list(now)
+        else:
+            self.history.append([t, list(now)])
+            del self.history[:-_HISTORY]
+
+    def _close(self, t: float) -> None:
+        """Account the segment since the last change up to ``t``."""
+        span = t - self.since
+        if not self.leaders:
+            self.no_leader_s += span
+        elif len(self.leaders) > 1:
+            self.split_s += span
+        self.since = t
+
+    # snapshots ------------------------------------------------------------------------------
+    def metrics(self) -> dict[str, float]:
+        span = self.t - self.since
+        kinds = self.net.kinds
+        upkeep = self.protocol.UPKEEP
+        election = 0
+        for kind in sorted(kinds):
+            if kind not in upkeep:
+                election += kinds[kind]
+        notes = kinds.get("NOTIFY", 0)
+        windows = sorted(self.failovers + ([self.t - self.failed_at] if self.failed_at is not None else []))
+        changes = max(0, self.elections - 1)
+        return {
+            "elections": self.elections,
+            "leader_changes": changes,
+            "leaders": len(self.leaders),
+            "messages": self.net.sent,
+            "election_messages": election,
+            "messages_per_election": election / self.elections if self.elections else 0.0,
+            "no_leader_s": self.no_leader_s + (span if not self.leaders else 0.0),
+            "split_brain_s": self.split_s + (span if len(self.leaders) > 1 else 0.0),
+            "max_leaders": self.max_leaders,
+            "time_to_leader_p50": percentile(windows, 0.5, is_sorted=True),
+            "time_to_leader_max": windows[-1] if windows else 0.0,
+            "time_to_leader_p50_censored": 1 if self.failed_at is not None else 0,
+            "notifications": notes,
+            "notifications_per_change": notes / changes if changes else 0.0,
+        }
+
+    def view(self) -> dict[str, Any]:
+        now = self.t
+        net = self.net
+        out = []
+        for node in net.nodes:
+            out.append(
+                {
+                    "id": node.id,
+                    "up": node.up,
+                    "role": node.role,
+                    "leader": node.leader,
+                    "group": net.group[node.id],
+                    "slow": net.extra[node.id],
+                    "rate": net.rate[node.id],
+                    "note": node.note(now) if hasattr(node, "note") else "",
+                }
+            )
+        msgs = [
+            {"src": s, "dst": d, "sent": sent, "arrives": arr, "type": str(m[0])}
+            for s, d, sent, arr, m in net.in_flight(now)[:_VIEW_MSGS]
+        ]
+        return {
+            "kind": "election",
+            "t": now,
+            "n": self.n,
+            "nodes": out,
+            "messages": msgs,
+            "partitioned": net.partitioned,
+            "leaders": list(self.leaders),
+            "history": [list(h) for h in self.history],
+        }
+
+    def check_invariants(self) -> None:
+        for node in self.net.nodes:
+            node.check_invariants()
+        nodes = self.net.nodes
+        assert self.leaders == tuple(i for i in range(self.n) if nodes[i].up and nodes[i].role == "leader")
+        assert self.no_leader_s >= 0.0 and self.split_s >= 0.0 and self.elections >= len(self.leaders)
