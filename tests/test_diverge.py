@@ -21,7 +21,7 @@ from sims.core.registry import get_policy, policies
 from sims.core.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-TOPICS = ("cache", "paging", "alloc", "ratelimit", "balance", "hashing", "cluster", "breakers", "filters")
+TOPICS = ("cache", "paging", "alloc", "ratelimit", "balance", "hashing", "cluster", "breakers", "filters", "election")
 SEEDS = (7, 8, 9, 10, 11)
 
 
@@ -156,6 +156,7 @@ def test_every_policy_explains_its_decisions_naming_their_subject(topic: str, po
         "balance-slow-server",
         "hashing-add-node",
         "routing-llmd-short",
+        "election-partition",
     ],
 )
 def test_recording_changes_no_result(preset: str) -> None:

@@ -281,3 +281,17 @@ def test_view_names_the_leaders_and_the_service():
     assert v["kind"] == "election" and v["n"] == 4 and len(v["nodes"]) == 5
     assert v["nodes"][4]["role"] == "service"
     assert v["leaders"] == list(p.leaders) and v["history"][-1][1] == list(p.leaders)
+
+
+def test_diff_finds_where_two_elections_part_and_says_why():
+    """``contention diff``'s recording mode: the decision at each fault is who led just before
+    it. In election-partition bully and zookeeper part at the first fault (each has its own
+    leader), and by the heal bully has two leaders (split brain) where zookeeper has one."""
+    from sims.core.diverge import Diverge
+
+    engine = Diverge("election-partition", "bully", "zookeeper")
+    found = engine.take(20)
+    assert [d.t for d in found] == [4.0, 10.0], found
+    last = found[-1]
+    assert last.a.target == "nodes 3, 4" and last.b.target == "node 3", (last.a, last.b)
+    assert "split brain" in last.reason_a and last.reason_a.startswith("bully:"), last.reason_a

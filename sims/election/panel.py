@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sims.core.diverge import Decision
 from sims.core.metrics import percentile
 from sims.core.panel import Panel
 from sims.net import Delay, Network
@@ -196,6 +197,33 @@ class ElectionPanel(Panel):
             "leaders": list(self.leaders),
             "history": [list(h) for h in self.history],
         }
+
+    # -- recording mode (sims/core/diverge.py) -----------------------------------------------
+    def decide(self, events: list[dict], k: int) -> Decision:
+        """``feed(events, k, k + 1, t)``, recording who acted as leader just before the event:
+        the outcome of the elections since the previous one (a fault decides nothing at once)."""
+        ev = events[k]
+        t = ev["t"]
+        self.advance(t)
+        leaders, since = self.leaders, self.since
+        self.on_event(ev)
+        self.advance(t)
+        if not leaders:
+            target = "no leader"
+        else:
+            target = ("node " if len(leaders) == 1 else "nodes ") + ", ".join(map(str, leaders))
+        return Decision("lead", f"before t={t:.3f} s", target, facts={"t": t, "since": since, "leaders": leaders})
+
+    def explain(self, decision: Decision, other: Decision | None = None) -> str:
+        f, p = decision.facts, self.protocol
+        name, leaders = p.policy_name, f["leaders"]
+        when = f"{decision.subject} (since t={f['since']:.3f} s)"
+        if not leaders:
+            return f"{name}: no node acts as leader {when}: {p.NONE}."
+        if len(leaders) > 1:
+            split = getattr(p, "SPLIT", "a node that was replaced has not heard of its successor yet")
+            return f"{name}: nodes {', '.join(map(str, leaders))} all act as leader {when}, split brain: {split}."
+        return f"{name}: node {leaders[0]} leads {when}: {p.WHY}."
 
     def check_invariants(self) -> None:
         for node in self.net.nodes:

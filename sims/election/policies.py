@@ -17,6 +17,9 @@ class Bully:
     """Garcia-Molina's bully algorithm (IEEE Trans. Computers, 1982): the highest id up wins."""
 
     UPKEEP = frozenset({"HEARTBEAT"})
+    WHY = "bully makes the highest id that answers the leader"
+    NONE = "an election is in flight: the caller waits for higher ids to answer, then for a coordinator"
+    SPLIT = "a high id cut off from the rest still leads its side, while the others elect the highest they reach"
 
     def make_nodes(self, n: int, p: dict) -> list:
         return [BullyNode(i, n, p) for i in range(n)]
@@ -27,6 +30,8 @@ class Ring:
     """Chang & Roberts's ring (CACM, 1979): ids go round one way; only the largest comes back."""
 
     UPKEEP = frozenset({"HEARTBEAT"})
+    WHY = "the ring elects the largest id its election message carried all the way round"
+    NONE = "the election message is still going round the ring, skipping successors that do not answer"
 
     def make_nodes(self, n: int, p: dict) -> list:
         return [RingNode(i, n, p) for i in range(n)]
@@ -38,6 +43,8 @@ class ZooKeeper:
     sequential znodes, the lowest leads, each other candidate watches its predecessor."""
 
     UPKEEP = frozenset({"PING", "PONG"})
+    WHY = "the owner of the lowest sequential znode leads"
+    NONE = "the old leader's session has not expired yet, or the next in line has not been told"
     herd = False
 
     def make_nodes(self, n: int, p: dict) -> list:
@@ -58,6 +65,9 @@ class Lease:
     the lease, measured on one's own clock from the request, less a guard, runs out."""
 
     UPKEEP = frozenset({"RENEW", "RENEWED", "HELD"})  # a follower's polls (ACQUIRE) count as the election's
+    WHY = "it holds the service's lease, timed on its own clock less the guard"
+    NONE = "the old lease has not run out at the service yet, or no follower has asked since"
+    SPLIT = "a holder whose clock runs slow still counts its lease valid after the service granted it again"
 
     def make_nodes(self, n: int, p: dict) -> list:
         return [*(LeaseClient(i, n, p) for i in range(n)), LeaseService(n, n, p)]
@@ -69,6 +79,9 @@ class RaftElection:
     ``RaftNode`` with no client commands, so its AppendEntries are only heartbeats."""
 
     UPKEEP = frozenset({"AE", "AER"})
+    WHY = "it won the votes of a majority in its term"
+    NONE = "candidates are still collecting votes (a split vote waits for another random timeout)"
+    SPLIT = "an old leader cut off from the majority has not heard of the newer term"
 
     def make_nodes(self, n: int, p: dict) -> list:
         election = (p["election_lo"], max(p["election_lo"], p["election_hi"]))
