@@ -194,6 +194,11 @@ def test_checkpoints_share_the_step_counter():
         "balance-skewed",
         "queues-bufferbloat",
         "graphs-road",
+        "election-partition",
+        "consensus-two-phase-commit-blocks",
+        "consensus-pbft-traitors",
+        "consensus-zab-leader-crash",
+        "routing-bloom-prefix",
     ],
 )
 def test_an_unedited_copy_gives_the_same_numbers(preset):
