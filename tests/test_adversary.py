@@ -467,3 +467,32 @@ def test_sync_and_chain_replication_survive_the_same_search_and_it_says_so(tmp_p
         assert main([*argv, "--out", str(out)]) == 1
         assert capsys.readouterr().out.startswith("no schedule with objective > 0 in 60 evaluations")
         assert not out.exists()
+
+
+# -- fault schedules (election) --------------------------------------------------------------------
+@pytest.mark.every_seed("seed")
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_a_schedule_search_finds_bully_split_brain_in_one_step(seed, tmp_path, capsys):
+    """`contention search election`: cutting the bully's leader off (alone or with its next node)
+    leaves it leading its side while the rest elect another: two leaders at once. Found at once
+    and shrunk to that one step; the written preset replays it, and ZooKeeper's recipe has no
+    split brain on it."""
+    out = tmp_path / "bully.toml"
+    argv = ["search", "election", "--policies", "bully,zookeeper", "--objective", "violations", "--shrink"]
+    assert main([*argv, "--budget", "500", "--seed", str(seed), "--out", str(out), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["found"] is True and r["best"] > 0.3, r
+    assert [ev["fault"] for ev in r["schedule"]] == ["mark", "partition"], r["schedule"]
+    leader = r["schedule"][0]["name"]  # the leader, cut off alone or with its next node
+    assert r["schedule"][1]["groups"] in ([[leader]], [[leader, leader + "+1"]]), r["schedule"]
+    assert main(["run", str(out), "--json"]) == 0
+    ran = json.loads(capsys.readouterr().out)["panels"]
+    assert ran["bully-5"]["split_brain_s"] == r["best"] and ran["bully-5"]["max_leaders"] == 2
+    assert ran["zookeeper-5"]["split_brain_s"] == 0.0
+
+
+def test_zookeeper_and_leases_show_no_split_brain_under_the_same_search(capsys):
+    for policy in ("zookeeper", "lease"):
+        argv = ["search", "election", "--policies", policy, "--objective", "violations", "--budget", "100"]
+        assert main(argv) == 1
+        assert capsys.readouterr().out.startswith("no schedule with objective > 0 in 100 evaluations")

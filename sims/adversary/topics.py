@@ -6,7 +6,9 @@ schedule: each gene one step and the wait after it, ``step * len(GAPS) + gap``. 
 step of ``sims.consensus.trials`` (isolate the leader alone or with its next node, crash it or
 its next node, restart the crashed, heal, a client command); for replication one of
 ``sims.replication.trials`` (crash or isolate node i, restart the crashed, heal), under the
-client operations of a fixed ``registers`` workload on the search's seed. Each topic
+client operations of a fixed ``registers`` workload on the search's seed; for election the
+consensus steps (an election panel resolves ``leader`` and marks in faults as a consensus panel
+does, and ignores the commands). Each topic
 spec turns it into exactly the events its preset workload generates (``sequence`` for keys,
 ``arrival_times`` for times) and into that ``[workload]`` table, so a written preset replays the
 candidate bit for bit.
@@ -195,6 +197,8 @@ SPECS = {
     "ratelimit": TopicSpec("ratelimit", "limit", "times"),
     "consensus": TopicSpec("consensus", "nodes", "schedule", default_size=5, violations="safety_violations"),
     "replication": TopicSpec("replication", "nodes", "schedule", default_size=3, violations="lost_acked_writes"),
+    # the consensus topic's schedules: an election panel resolves "leader" and marks as it does
+    "election": TopicSpec("election", "nodes", "schedule", default_size=5, violations="split_brain_s"),
 }
 
 

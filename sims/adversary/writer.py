@@ -42,7 +42,7 @@ def preset_text(problem: Problem, genome: list[int], name: str, score: float, co
     title = f"Found by search: {problem.objective.text} = {_fmt(score)}"
     watch = f"At the end: {shown}."
     description = (
-        f"A {problem.topic} workload found by adversary search to maximize {problem.objective.text} "
+        f"{'An' if problem.topic[0] in 'aeiou' else 'A'} {problem.topic} workload found by adversary search to maximize {problem.objective.text} "
         f"with k = {problem.size}" + (f" ({command})" if command else "") + "."
     )
     charts = []

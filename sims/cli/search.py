@@ -91,7 +91,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if objective is not None and objective.strip() == "violations":  # the checker's count, per policy
         if not spec.violations:
             raise UsageError(
-                f"search: {args.topic} has no safety checker; 'violations' is for consensus and replication"
+                f"search: {args.topic} has no safety checker; 'violations' is for consensus, replication and election"
             )
         if not policies:
             raise UsageError("search: --objective violations needs --policies: whose violations to count")
@@ -237,14 +237,14 @@ def _flags(s: argparse.ArgumentParser) -> None:
         "--objective",
         help='what to maximize, e.g. "hits(b) - hits(a)"; a term without a size is at size k; '
         '"violations": the checker\'s count over --policies (consensus: safety violations; replication: '
-        "acknowledged writes lost)",
+        "acknowledged writes lost; election: seconds with two leaders)",
     )
     s.add_argument(
         "--size",
         type=arg.positive(int),
         default=None,
         help="k: frames (paging), objects (cache), nodes (hashing), requests per 1 s window (ratelimit), "
-        "servers (consensus, replication); default 4 (consensus 5, replication 3)",
+        "servers (consensus, replication, election); default 4 (consensus and election 5, replication 3)",
     )
     s.add_argument(
         "--length",
