@@ -42,6 +42,7 @@ from sims.net import Node
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
 _BATCH = 16  # entries a leader resends at once
+_EARLY = 1024  # proposals a follower keeps ahead of a gap
 
 
 class ZabNode(Node):
@@ -68,7 +69,9 @@ class ZabNode(Node):
         self.acks: dict[int, tuple] = {}  # candidate: server -> (current epoch, history) of its ACKEPOCH
         self.synced: list[int] = []  # candidate: servers that acknowledged NEWLEADER
         self.match = [0] * self.n  # leader: history length each follower acknowledged
+        self.resent: dict[int, int] = {}  # leader: where it last resent from, per follower (until the next heartbeat)
         self.queue: list[int] = []  # client values waiting for an established leader
+        self.early: dict[int, tuple] = {}  # follower: proposals that overtook a missing one, by position
 
     # what the panel reads -----------------------------------------------------------------------
     @property
@@ -100,6 +103,7 @@ class ZabNode(Node):
     def on_timer(self, name: str, now: float) -> None:
         if name == "heartbeat":
             if self.role == LEADER:
+                self.resent = {}  # each follower's answer to this heartbeat may ask for one resend
                 self.broadcast(("HB", self.accepted_epoch, self.commit))
                 self.set_timer(self.heartbeat, "heartbeat")
             return
@@ -139,6 +143,7 @@ class ZabNode(Node):
                 self._follow(src, e)
                 self.current_epoch = e
                 self.history = list(msg[2])
+                self.early = {}
                 self.commit = min(self.commit, len(self.history))
                 self.send(src, ("ACKNEWLEADER", e, len(self.history)))
         elif kind == "ACKNEWLEADER":
@@ -210,9 +215,14 @@ class ZabNode(Node):
         kind, e = msg[0], msg[1]
         if self.role == LEADER:
             if kind == "ACK":
-                self.match[src] = max(self.match[src], msg[2])
-                if msg[2] < len(self.history):  # behind: resend what follows
-                    lo = msg[2]
+                before = self.match[src]
+                self.match[src] = max(before, msg[2])
+                # behind and not moving (a gap: a lost or overtaken PROPOSE): resend what follows,
+                # once per position and heartbeat. An ACK that shows progress asks for nothing,
+                # else every ACK of a burst would resend a batch whose ACKs resend again.
+                lo = msg[2]
+                if lo < len(self.history) and lo <= before and self.resent.get(src) != lo:
+                    self.resent[src] = lo
                     for k in range(lo, min(len(self.history), lo + _BATCH)):
                         zxid, value = self.history[k]
                         self.send(src, ("PROPOSE", e, k + 1, zxid, value))
@@ -222,9 +232,18 @@ class ZabNode(Node):
             self.role = FOLLOWER
             self.leader = src
         if kind == "PROPOSE":
-            if msg[2] == len(self.history) + 1:
+            # in order: append it, and any that overtook it, then ACK. One that overtook a missing
+            # proposal waits; a duplicate is dropped. Neither is ACKed: an ACK per copy made the
+            # leader resend per copy, and under load the resends multiplied (the heartbeat's ACK
+            # asks for what is missing)
+            at = msg[2]
+            if at == len(self.history) + 1:
                 self.history.append((msg[3], msg[4]))
-            self.send(src, ("ACK", e, len(self.history)))
+                while len(self.history) + 1 in self.early:
+                    self.history.append(self.early.pop(len(self.history) + 1))
+                self.send(src, ("ACK", e, len(self.history)))
+            elif at > len(self.history) + 1 and len(self.early) < _EARLY:
+                self.early[at] = (msg[3], msg[4])
         elif kind == "COMMIT" or kind == "HB":
             self._reset_election()
             self._deliver(min(msg[2], len(self.history)))
