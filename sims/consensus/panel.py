@@ -16,6 +16,7 @@ from typing import Any
 from sims.core.metrics import percentile
 from sims.core.panel import Panel
 from sims.net import Delay, Network
+from sims.net.refs import resolve_fault
 
 _VIEW_LOG = 24  # entries of each log the view shows (the newest)
 _VIEW_MSGS = 80  # messages in flight the view shows (the earliest to arrive)
@@ -83,43 +84,10 @@ class ConsensusPanel(Panel):
             self._fault(ev, t)
         self._after(t)
 
-    def _ref(self, ref: Any) -> int | None:
-        if isinstance(ref, int) and not isinstance(ref, bool):
-            return ref % self.n
-        if not isinstance(ref, str):
-            return None
-        name, _, off = ref.partition("+")
-        base = self.leader() if name == "leader" else self.marks.get(name)
-        if base is None:
-            return None
-        return (base + (int(off) if off else 0)) % self.n
-
     def _fault(self, ev: dict, t: float) -> None:
-        kind = ev["fault"]
-        if kind == "mark":
-            node = self._ref(ev.get("node", "leader"))
-            if node is not None:
-                self.marks[ev["name"]] = node
-            return
-        fault = dict(ev)
-        if "node" in ev:
-            node = self._ref(ev["node"])
-            if node is None:
-                return
-            fault["node"] = node
-            if ev.get("mark"):
-                self.marks[ev["mark"]] = node
-        if kind == "partition":
-            groups = []
-            for members in ev["groups"]:
-                group = []
-                for m in members:
-                    node = self._ref(m)
-                    if node is not None and node not in group:
-                        group.append(node)
-                groups.append(group)
-            fault["groups"] = groups
-        self.net.apply(fault, t)
+        fault = resolve_fault(ev, self.leader, self.marks, self.n)
+        if fault is not None:
+            self.net.apply(fault, t)
 
     def leader(self) -> int | None:
         """The up leader of the highest term (the lowest id on a tie), or None."""

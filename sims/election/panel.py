@@ -18,6 +18,7 @@ from sims.core.diverge import Decision
 from sims.core.metrics import percentile
 from sims.core.panel import Panel
 from sims.net import Delay, Network
+from sims.net.refs import resolve_fault
 
 _HISTORY = 64  # leader-over-time segments the view keeps (the newest)
 _VIEW_MSGS = 80  # messages in flight the view shows (the earliest to arrive)
@@ -76,36 +77,15 @@ class ElectionPanel(Panel):
             self._fault(ev, t)
             self._after(t)
 
-    def _ref(self, ref: Any) -> int | None:
-        if isinstance(ref, int) and not isinstance(ref, bool):
-            return ref % self.n
-        if not isinstance(ref, str):
-            return None
-        name, _, off = ref.partition("+")
-        base = (self.leaders[0] if self.leaders else None) if name == "leader" else self.marks.get(name)
-        if base is None:
-            return None
-        return (base + (int(off) if off else 0)) % self.n
+    def _lead(self) -> int | None:
+        return self.leaders[0] if self.leaders else None
 
     def _fault(self, ev: dict, t: float) -> None:
-        kind = ev["fault"]
-        if kind == "mark":
-            node = self._ref(ev.get("node", "leader"))
-            if node is not None:
-                self.marks[ev["name"]] = node
+        fault = resolve_fault(ev, self._lead, self.marks, self.n)
+        if fault is None:
             return
-        fault = dict(ev)
-        if "node" in ev:
-            node = self._ref(ev["node"])
-            if node is None:
-                return
-            fault["node"] = node
-            if ev.get("mark"):
-                self.marks[ev["mark"]] = node
-            if kind == "crash" and node in self.leaders and self.failed_at is None:
-                self.failed_at = t
-        if kind == "partition":
-            fault["groups"] = [sorted({r for r in map(self._ref, g) if r is not None}) for g in ev["groups"]]
+        if fault["fault"] == "crash" and fault.get("node") in self.leaders and self.failed_at is None:
+            self.failed_at = t
         self.net.apply(fault, t)
 
     def _after(self, t: float) -> None:

@@ -1,5 +1,6 @@
-"""A simulated network of nodes on the virtual clock, and its faults (shared by replication and
-consensus; a library, not a topic: it has no ``topic.toml``).
+"""A simulated network of nodes on the virtual clock, and its faults (shared by replication,
+consensus and election; a library, not a topic: it has no ``topic.toml``). ``sims.net.refs``
+resolves the node references a fault may use (``"leader"``, marks, offsets) in a panel's run.
 
 API a protocol builds on
 ------------------------

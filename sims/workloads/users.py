@@ -65,8 +65,7 @@ def _estimate(p: dict, horizon: float) -> tuple[float, float]:
 )
 def users(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Chat users in a closed loop (each waits for its answer, thinks, asks again)."""
-    spec = {k: v for k, v in params.items()}
-    yield {"t": 0.0, "kind": "users", **spec}
+    yield {"t": 0.0, "kind": "users", **params}
     n, ramp = params["users"], params["ramp"]
     starts = sorted((rng.random() * ramp if ramp > 0 else 0.0, i) for i in range(n))
     for t, i in starts:
