@@ -347,9 +347,10 @@ export class Charts {
       xTitle: p.axes[0].label,
       yTicks: p.axes[1]._values || [],
       marks: p._marksDrawn || [],
+      // uPlot keeps a colour as a function of (plot, series index); asking it does not wait for the first draw
       series: p.series
         .slice(1)
-        .map((s) => ({ label: s.label, stroke: typeof s.stroke === "function" ? s._stroke : s.stroke, dash: s.dash })),
+        .map((s, k) => ({ label: s.label, stroke: typeof s.stroke === "function" ? s.stroke(p, k + 1) : s.stroke, dash: s.dash })),
     }));
   }
 
