@@ -257,7 +257,7 @@ def build(out: Path, progress: Progress | None = None, jobs: int | None = None) 
     all_presets = presets_mod.all_presets()
     topic_order = registry.topic_names()
     common = _common(content, all_presets)
-    from sitebuild import concept_pages, search_index, track_pages
+    from sitebuild import capacity, concept_pages, search_index, track_pages
 
     learn = concept_pages.gather(all_presets)  # fails now, naming them, when a policy has no content
     tracks = track_pages.load(all_presets, {c.slug: c.title for t in learn.concepts.values() for c in t.values()})
@@ -327,6 +327,7 @@ def build(out: Path, progress: Progress | None = None, jobs: int | None = None) 
                 page=extra,
                 presets=by_topic.get(topic, []),
                 quizzes=mine,
+                capacity=capacity.answers() if extra.get("answer") == "capacity" else None,
                 **common,
             )
             _write(out / "topics" / topic / extra["slug"] / "index.html", page)
