@@ -47,12 +47,22 @@ def test_every_claim_holds_in_the_browser_at_its_time(page, server):
                 document.querySelector('article').append(el);
                 await el.whenLive();
                 await el.seek(arg.at);
-                return await el.snapshot();""",
+                const snap = await el.snapshot();
+                await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+                const v = el.querySelector('.cs-verdict');
+                return {...snap, verdict: v && !v.hidden ? v.textContent : null};""",
                 {"name": p.name, "at": float(c.get("at", 30.0))},
             )
             assert abs(snap["t"] - float(c.get("at", 30.0))) < 1e-9, snap["t"]
             bad = claim_holds(c, snap["panels"])
             assert not bad, f"{c['metric']} at {snap['t']}: {bad}"
+            # the claim said in the run's numbers, under the panels (metrics.js verdict)
+            best, other = c["panels"][:2]
+            said = snap["verdict"] or ""
+            assert said.startswith(f"At {snap['t']:.1f} s") and best in said and other in said, said
+            if c["metric"].startswith("usd_per_mtok"):
+                for n in (best, other):
+                    assert f"${snap['panels'][n][c['metric']]:.2f}" in said, said
         except Exception as exc:
             failures.append(f"{p.name}: {str(exc)[:300]}")
     assert not failures, "\n".join(failures)

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ceilTime, formatActions, linkHash, parseActions, parseOverrides } from "../../../web/static/js/link.js";
 import { panelColors } from "../../../web/static/js/palette.js";
-import { formatTick, metricInfo, niceRange, niceTicks } from "../../../web/static/js/metrics.js";
+import { formatTick, metricInfo, niceRange, niceTicks, verdict } from "../../../web/static/js/metrics.js";
 import { ChartData } from "../../../web/static/js/chart-data.js";
 import { recentWindow } from "../../../web/static/js/chart-marks.js";
 import { search } from "../../../web/static/js/site-search.js";
@@ -157,4 +157,16 @@ test("the search matches word starts, ranks titles first and concepts among equa
     ["preset"],
   );
   assert.equal(search(index, "", { tag: "rate limits" }).length, 1);
+});
+
+test("the claim in a run's numbers: a bill for dollars, the metric's words otherwise", () => {
+  const bill = { metric: "usd_per_mtok_out", panels: ["precise_prefix", "random"], at: 45, margin: 0.3 };
+  assert.equal(
+    verdict(bill, 45.04, { precise_prefix: 2.18, random: 2.73 }, {}),
+    "At 45.0 s, random pays $2.73 per million output tokens and precise_prefix $2.18: 1.25× as much, for the same traffic.",
+  );
+  assert.match(verdict(bill, 10, { precise_prefix: 2, random: 3 }, {}), /The claim is judged at 45 s\.$/);
+  assert.equal(verdict(bill, 50, { precise_prefix: 2.18 }, {}), null); // a panel turned off
+  const hits = { metric: "hit_ratio", panels: ["s3fifo", "lru"], at: 30 };
+  assert.equal(verdict(hits, 30, { s3fifo: 0.5, lru: 0.25 }, {}), "At 30.0 s, hit ratio: s3fifo 50.0%, lru 25.0%; lru is 0.50× s3fifo.");
 });

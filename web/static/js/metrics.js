@@ -121,3 +121,36 @@ export function niceRange(lo, hi, kind, integer = false) {
   if (b <= a) b = a + step;
   return [a, b];
 }
+
+// What a dollar metric is per, in words (docs/cost.md): the verdict says "pays $X per ...".
+const PER = {
+  usd_per_mtok_out: "per million output tokens",
+  usd_per_mtok: "per million tokens",
+  usd_per_mtok_good: "per million output tokens that met the SLO",
+  usd_per_mtok_out_busy: "per million output tokens of busy GPU time",
+};
+
+/**
+ * The preset's claim, said with this run's numbers at time `t`: `claim` is [site.claim] (metric,
+ * panels best first, margin, at, higher_is_better), `values` the panels' values of its metric.
+ * A dollar metric reads as a bill ("random pays $2.73 per million output tokens, precise_prefix
+ * $2.18: 1.25× as much, for the same traffic"); any other as "metric: a X, b Y". Null when a
+ * value is missing.
+ */
+export function verdict(claim, t, values, units) {
+  const [best, other] = claim.panels || [];
+  const vb = values[best];
+  const vo = values[other];
+  if (typeof vb !== "number" || typeof vo !== "number") return null;
+  const m = claim.metric;
+  const when = `At ${t.toFixed(1)} s`;
+  const ratio = vb > 0 && vo > 0 ? vo / vb : null;
+  const judged = t >= claim.at ? "" : ` The claim is judged at ${fmt(claim.at)} s.`;
+  if (PER[m]) {
+    const times = ratio === null ? "" : `: ${ratio.toFixed(2)}× as much, for the same traffic`;
+    return `${when}, ${other} pays $${vo.toFixed(2)} ${PER[m]} and ${best} $${vb.toFixed(2)}${times}.${judged}`;
+  }
+  const words = m.replace(/@recent$/, ", recent").replaceAll("_", " ");
+  const times = ratio === null ? "" : `; ${other} is ${ratio.toFixed(2)}× ${best}`;
+  return `${when}, ${words}: ${best} ${formatMetric(m, vb, units)}, ${other} ${formatMetric(m, vo, units)}${times}.${judged}`;
+}

@@ -3,7 +3,8 @@
 // calls its public methods; no simulation logic lives here.
 import { speedFromSlider } from "./driver.js";
 import { drawView, fmt } from "./render.js";
-import { formatMetric } from "./metrics.js";
+import { formatMetric, verdict } from "./metrics.js";
+import { claimOf } from "./meta.js";
 import { KEY_COLORS } from "./palette.js";
 
 const STATIC = new URL("../", import.meta.url);
@@ -131,6 +132,8 @@ export function buildUI(sim) {
     m.watch_for && sim.getAttribute("caption") !== "false"
       ? el("p", { class: "cs-watch" }, el("strong", { text: "Watch for: " }), ui.watch)
       : "";
+  // the claim in this run's numbers (metrics.verdict), under what to watch for
+  ui.verdict = el("p", { class: "cs-verdict", hidden: true });
   const picker = el("div", { class: "cs-picker-slot" });
   // the panel picker (not in an embed, which shows what its writer chose), loaded after first paint
   if (full && !knob && !sim.constructor.shadow && m.panels.length > 2)
@@ -172,6 +175,7 @@ export function buildUI(sim) {
     ui.stepNote,
     grid,
     watch,
+    ui.verdict,
     picker,
     extras,
     ui.chartHost,
@@ -271,6 +275,13 @@ export function renderFrame(sim, f, theme, resized) {
       const text = formatMetric(k, data.metrics[k], sim.meta.metrics);
       if (cell.textContent !== text) cell.textContent = text;
     }
+  }
+  const claim = claimOf(sim.meta);
+  if (claim) {
+    const values = Object.fromEntries((claim.panels || []).map((n) => [n, f.panels[n]?.metrics?.[claim.metric]]));
+    const text = verdict(claim, f.t, values, sim.meta.metrics);
+    ui.verdict.hidden = !text;
+    if (text && ui.verdict.textContent !== text) ui.verdict.textContent = text;
   }
   if (!sim._dragging) ui.time.value = String(f.t);
   const shown = `${f.t.toFixed(1)} / ${fmt(sim.meta.duration)} s`;
