@@ -1,11 +1,20 @@
-"""The ``pause``/``resume`` and ``oneway`` faults of ``sims.net``."""
+"""The ``pause``/``resume`` and ``oneway`` faults of ``sims.net``, and the election search that
+uses pauses and skewed clocks to find the lease's split brain (docs/search.md, election)."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
+from sims.adversary.evaluate import Problem
+from sims.cli import main
+from sims.consensus.trials import ELECTION_STEPS, GAPS
+from sims.core import registry
+from sims.core.panel import PanelContext
+from sims.election import PANEL_PARAMS
+from sims.election.panel import ElectionPanel
 from sims.net import Delay, Network, Node
 from sims.net.refs import resolve_fault
 
@@ -90,3 +99,104 @@ def test_oneway_ends_are_node_references_and_unknown_faults_list_the_new_ones():
     assert resolve_fault({"fault": "oneway", "from": "leader", "to": 1}, lambda: None, marks, 5) is None
     with pytest.raises(ValueError, match="oneway, crash, restart, pause, resume"):
         _net().apply({"fault": "nap", "node": 0}, 0.0)
+
+
+# -- election: a paused leader, and the search that pauses it -------------------------------------
+def _lease_panel(seed: int = 1) -> ElectionPanel:
+    params = {k: v.default for k, v in PANEL_PARAMS.items()}
+    ctx = PanelContext(seed=seed, duration=10.0, events=[], panel_name="lease")
+    return ElectionPanel("lease", params, ctx, registry.get_policy("election", "lease")())
+
+
+def _fault(p: ElectionPanel, t: float, **ev) -> None:
+    p.advance(t)
+    p.on_event({"t": t, "kind": "fault", **ev})
+
+
+def test_a_paused_leader_keeps_its_role_but_does_not_act_until_it_resumes():
+    p = _lease_panel()
+    p.advance(1.0)
+    (leader,) = p.leaders
+    before = p.metrics()["no_leader_s"]  # the first election's
+    _fault(p, 1.0, fault="pause", node="leader", mark="p")
+    p.advance(1.5)  # shorter than the lease: nobody else may lead meanwhile
+    node = p.net.nodes[leader]
+    assert node.role == "leader" and node.up and node.paused and p.leaders == ()
+    assert p.metrics()["no_leader_s"] - before == pytest.approx(0.5)
+    _fault(p, 1.5, fault="resume", node="p")
+    p.advance(3.0)  # it resumed believing it leads, renewed, and leads on
+    assert p.leaders == (leader,) and not node.paused and p.metrics()["split_brain_s"] == 0.0
+    p.check_invariants()
+
+
+def _split(policy: str, genome: list[int], seed: int) -> float:
+    problem = Problem("election", f"split_brain_s({policy})", 5, 40, seed=seed)
+    return problem.score(genome)
+
+
+SKEW = ELECTION_STEPS.index("skew") * len(GAPS)
+PAUSE = ELECTION_STEPS.index("pause") * len(GAPS)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_a_slow_clock_then_a_pause_gives_the_lease_two_leaders_and_neither_alone_does(seed):
+    """The leader's clock slowed to 0.8 (the wait after it 0.6 s: one renewal on the slow clock),
+    then a 1.8 s pause: the service gives the lease away 2 s after that renewal, and the holder,
+    resumed, believes in it for 1.8 / 0.8 = 2.25 s: about 0.2 s of two leaders. Without the slow
+    clock its lease runs out during the pause; without the pause it renews in time."""
+    skew, pause = SKEW + 3, PAUSE + 3
+    assert 0.15 < _split("lease", [skew, pause], seed) < 0.25
+    assert _split("lease", [skew], seed) == 0.0
+    assert _split("lease", [pause], seed) == 0.0
+    assert _split("lease", [SKEW + 1, PAUSE + 3], seed) == 0.0  # the slow clock not yet renewed on
+    assert _split("zookeeper", [skew, pause], seed) == 0.0  # its client allows a third of drift
+
+
+def _search(policy: str, seed: int, budget: int, out=None) -> dict:
+    argv = ["search", "election", "--policies", policy, "--objective", "violations", "--shrink"]
+    argv += ["--budget", str(budget), "--seed", str(seed), "--json"]
+    code = main(argv + (["--out", str(out)] if out else []))
+    return {"code": code}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_the_lease_search_finds_split_brain_with_a_slow_clock_and_shrinks_it(seed, capsys):
+    """Found within 25 evaluations (1 on seeds 3 and 5), shrunk to 4-8 steps that always slow the
+    leader's clock and then stop its renewals (a pause or a cut-off); the other steps carry the
+    time the slow clock needs (docs/search.md, election)."""
+    assert _search("lease", seed, 100)["code"] == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["found"] is True and r["found_at"] <= 25 and r["shrunk"]["minimal"], r
+    assert 0 < r["best"] and r["shrunk"]["to"] <= 8
+    faults = [ev.get("fault") for ev in r["schedule"]]
+    assert "drift" in faults and ("pause" in faults or "partition" in faults), faults
+    assert all(ev["rate"] == 0.8 for ev in r["schedule"] if ev.get("fault") == "drift")
+
+
+def test_the_written_preset_replays_the_lease_split_brain_with_its_pause(tmp_path, capsys):
+    out = tmp_path / "lease.toml"
+    assert _search("lease", 5, 100, out)["code"] == 0
+    r = json.loads(capsys.readouterr().out)
+    assert [ev["fault"] for ev in r["schedule"] if ev.get("fault") in ("drift", "pause", "resume")] == [
+        "drift",
+        "pause",
+        "resume",
+    ]
+    assert main(["run", str(out), "--json"]) == 0
+    ran = json.loads(capsys.readouterr().out)["panels"]
+    assert ran == r["panels"] and ran["lease-5"]["split_brain_s"] == r["best"] > 0.2
+
+
+def test_zookeeper_shows_one_round_trip_of_split_brain_after_a_pause_longer_than_its_session(capsys):
+    """The honest finding (seed 1, budget 2000): found at evaluation 255, shrunk to one step, the
+    leader paused for 1.8 s. Its session expired and the next in line leads; at resume it takes
+    the PONG that arrived during the pause, counts the service as having answered, and acts as
+    leader until its next PING comes back EXPIRED: one round trip, 14 ms. A 0.9 s pause (shorter
+    than the session) shows none."""
+    assert _search("zookeeper", 1, 2000)["code"] == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["found_at"] == 255 and r["shrunk"]["to"] == 1, r
+    assert [ev["fault"] for ev in r["schedule"]] == ["pause", "resume"]
+    assert r["schedule"][1]["t"] - r["schedule"][0]["t"] == pytest.approx(1.8)
+    assert 0.0 < r["best"] < 0.03  # one round trip: 4 one-way delays of at most 10 ms
+    assert _split("zookeeper", [PAUSE + 2], 1) == 0.0
