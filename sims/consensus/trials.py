@@ -21,8 +21,9 @@ from sims.core.panel import PanelContext
 STEPS = ("op", "isolate1", "isolate2", "crash", "crash_next", "restart", "heal")
 GAPS = (0.01, 0.05, 0.3, 0.6)
 # the election search's steps: the consensus ones (same numbers), then a pause of the leader for
-# PAUSES[gap] seconds (it resumes, then the next step comes) and its clock set to run at SKEW
-# (20% slow: past the lease's default guard of 10%, within the third ZooKeeper's client allows)
+# PAUSES[gap] seconds (it resumes, then the next step comes; the gaps tripled: two pauses shorter
+# than failure detection, two longer than a lease's renewal period) and its clock set to run at
+# SKEW (20% slow: past the lease's default guard of 10%, within the third ZooKeeper's client allows)
 ELECTION_STEPS = (*STEPS, "pause", "skew")
 PAUSES = (0.03, 0.15, 0.9, 1.8)
 SKEW = 0.8
