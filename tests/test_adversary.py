@@ -491,8 +491,10 @@ def test_a_schedule_search_finds_bully_split_brain_in_one_step(seed, tmp_path, c
     assert ran["zookeeper-5"]["split_brain_s"] == 0.0
 
 
-def test_zookeeper_and_leases_show_no_split_brain_under_the_same_search(capsys):
-    for policy in ("zookeeper", "lease"):
-        argv = ["search", "election", "--policies", policy, "--objective", "violations", "--budget", "100"]
-        assert main(argv) == 1
-        assert capsys.readouterr().out.startswith("no schedule with objective > 0 in 100 evaluations")
+def test_zookeeper_shows_no_split_brain_under_the_same_search(capsys):
+    """In 100 evaluations on seed 1. The lease's split brain is found since the search pauses
+    the leader and slows its clock, and so is ZooKeeper's after a longer search: a paused leader
+    acting on a stale answer (tests/test_faults_pause.py)."""
+    argv = ["search", "election", "--policies", "zookeeper", "--objective", "violations", "--budget", "100"]
+    assert main(argv) == 1
+    assert capsys.readouterr().out.startswith("no schedule with objective > 0 in 100 evaluations")

@@ -8,7 +8,8 @@ its next node, restart the crashed, heal, a client command); for replication one
 ``sims.replication.trials`` (crash or isolate node i, restart the crashed, heal), under the
 client operations of a fixed ``registers`` workload on the search's seed; for election the
 consensus steps (an election panel resolves ``leader`` and marks in faults as a consensus panel
-does, and ignores the commands). Each topic
+does, and ignores the commands) and two of its own, ``ELECTION_STEPS``: pause the leader for one
+of ``PAUSES`` (the gene's gap is the pause's length), and slow its clock to ``SKEW``. Each topic
 spec turns it into exactly the events its preset workload generates (``sequence`` for keys,
 ``arrival_times`` for times) and into that ``[workload]`` table, so a written preset replays the
 candidate bit for bit.
@@ -55,9 +56,10 @@ class TopicSpec:
                 from sims.replication.trials import GAPS, steps
 
                 return Layout(self.genome, rate, len(steps(k)) * len(GAPS), None, k, self.topic, seed, length)
-            from sims.consensus.trials import GAPS, STEPS
+            from sims.consensus.trials import ELECTION_STEPS, GAPS, STEPS
 
-            return Layout(self.genome, rate, len(STEPS) * len(GAPS), None, k, self.topic, seed, length)
+            steps = ELECTION_STEPS if self.topic == "election" else STEPS
+            return Layout(self.genome, rate, len(steps) * len(GAPS), None, k, self.topic, seed, length)
         if self.genome == "times":
             universe = int(1000 * span)
         elif keys is not None:
@@ -125,9 +127,9 @@ class Layout:
 
             longest = trials.START + self.length * max(trials.GAPS) + trials.SETTLE
             return trials.events(genes, self.size, self.seed, longest)
-        from sims.consensus.trials import schedule_events
+        from sims.consensus.trials import ELECTION_STEPS, STEPS, schedule_events
 
-        return schedule_events(genes)
+        return schedule_events(genes, ELECTION_STEPS if self.topic == "election" else STEPS)
 
     def schedule(self, genome: list[int]) -> list[dict]:
         """A candidate's schedule as written: the consensus workload's ``schedule`` entries, or a

@@ -5,7 +5,8 @@ tests, the seeded search for the broken variant's violation and the Figure 16 sc
 ``schedule_events(steps)`` builds one from given steps (what ``contention search consensus``
 varies): steps that
 isolate the leader (alone or with its next node), crash the leader or its next node, restart
-everything crashed, heal, or send one client command, with gaps short and long. Each panel
+everything crashed, heal, or send one client command, with gaps short and long; the election
+search adds two (``ELECTION_STEPS``): pause the leader, and slow its clock. Each panel
 resolves ``leader`` in its own run, so one schedule exercises every protocol alike.
 """
 
@@ -19,6 +20,13 @@ from sims.core.panel import PanelContext
 
 STEPS = ("op", "isolate1", "isolate2", "crash", "crash_next", "restart", "heal")
 GAPS = (0.01, 0.05, 0.3, 0.6)
+# the election search's steps: the consensus ones (same numbers), then a pause of the leader for
+# PAUSES[gap] seconds (it resumes, then the next step comes; the gaps tripled: two pauses shorter
+# than failure detection, two longer than a lease's renewal period) and its clock set to run at
+# SKEW (20% slow: past the lease's default guard of 10%, within the third ZooKeeper's client allows)
+ELECTION_STEPS = (*STEPS, "pause", "skew")
+PAUSES = (0.03, 0.15, 0.9, 1.8)
+SKEW = 0.8
 
 
 def run_events(
@@ -44,16 +52,26 @@ def leader_relative_schedule(rng: Random, length: int = 14) -> tuple[list[dict],
     return schedule_events(steps)
 
 
-def schedule_events(steps: list[tuple[int, int]]) -> tuple[list[dict], float]:
-    """The events of ``steps``, each (an index into STEPS, an index into GAPS: the wait after
-    it), from t = 1 s; returns (events, a duration that lets the last step settle)."""
+def schedule_events(steps: list[tuple[int, int]], names: tuple[str, ...] = STEPS) -> tuple[list[dict], float]:
+    """The events of ``steps``, each (an index into ``names``, STEPS or ELECTION_STEPS, and an
+    index into GAPS: the wait after it; after a pause, into PAUSES: its length), from t = 1 s;
+    returns (events, a duration that lets the last step settle)."""
     t = 1.0
     events: list[dict] = []
     crashed: list[str] = []
     ops = marks = 0
     for step_index, gap in steps:
-        step = STEPS[step_index]
-        if step == "op":
+        step = names[step_index]
+        if step == "pause":  # the leader stops the world, then resumes believing what it did
+            mark = f"m{marks}"
+            marks += 1
+            events.append({"t": t, "kind": "fault", "fault": "pause", "node": "leader", "mark": mark})
+            t += PAUSES[gap]
+            events.append({"t": t, "kind": "fault", "fault": "resume", "node": mark})
+            continue
+        if step == "skew":
+            events.append({"t": t, "kind": "fault", "fault": "drift", "node": "leader", "rate": SKEW})
+        elif step == "op":
             ops += 1
             events.append({"t": t, "kind": "op", "id": ops})
         elif step.startswith("isolate"):

@@ -1,10 +1,11 @@
 """The consensus workload: client operations and faults, one stream for every panel.
 
 Events: ``{"t", "kind": "op", "id"}`` (a client command whose value is ``id``) and
-``{"t", "kind": "fault", "fault": ..., ...}`` (see ``sims.net``: partition, heal, crash, restart,
-slow, drift, link; plus ``mark``, which names a node for later faults). A node may be written as a
-number or as a reference each panel resolves in its own run: ``"leader"`` (its current leader),
-a name given by ``mark`` or by a crash's ``"mark"``, and either plus an offset (``"A+1"``).
+``{"t", "kind": "fault", "fault": ..., ...}`` (see ``sims.net``: partition, heal, oneway, crash,
+restart, pause, resume, slow, drift, link, byzantine; plus ``mark``, which names a node for
+later faults). A node may be written as a number or as a reference each panel resolves in its
+own run: ``"leader"`` (its current leader), a name given by ``mark`` or by a crash's
+``"mark"``, and either plus an offset (``"A+1"``).
 
 ``schedule`` lists explicit events (tables with ``t`` and either ``kind = "op"`` or ``fault``);
 the random faults (crashes of any node or of the leader, partitions of a random minority) are
@@ -20,7 +21,20 @@ from sims.core.dists import exponential
 from sims.core.limits import MAX_DURATION
 from sims.core.registry import Param, workload
 
-FAULTS = ("partition", "heal", "crash", "restart", "slow", "drift", "link", "mark", "byzantine")
+FAULTS = (
+    "partition",
+    "heal",
+    "oneway",
+    "crash",
+    "restart",
+    "pause",
+    "resume",
+    "slow",
+    "drift",
+    "link",
+    "mark",
+    "byzantine",
+)
 
 
 def _is_ref(node) -> bool:
@@ -40,6 +54,9 @@ def _check_schedule(schedule: list) -> list[dict]:
             raise ValueError(f"{where}.fault: expected one of {', '.join(FAULTS)}, got {ev.get('fault')!r}")
         if "node" in ev and not _is_ref(ev["node"]):
             raise ValueError(f"{where}.node: expected a node number or a name such as 'leader', got {ev['node']!r}")
+        for end in ("from", "to") if ev["fault"] == "oneway" else ():
+            if not _is_ref(ev.get(end)):
+                raise ValueError(f"{where}.{end}: a one-way block names a node at each end, got {ev.get(end)!r}")
         if ev["fault"] == "mark" and not (isinstance(ev.get("name"), str) and ev["name"]):
             raise ValueError(f"{where}.name: a mark names its node for later faults, got {ev.get('name')!r}")
         if "mark" in ev and not (isinstance(ev["mark"], str) and ev["mark"]):

@@ -1,8 +1,9 @@
 """What every election protocol's node shares: a role, the leader it believes in, and the
 leader's heartbeats (a follower that hears none for ``detect`` seconds suspects the leader).
 
-A node *acts as leader* while it is up and its ``role`` is ``LEADER``; the panel counts two such
-nodes at once as split brain. Heartbeats and other messages that keep a leader in place are
+A node *acts as leader* while it is up, not paused and its ``role`` is ``LEADER``; the panel
+counts two such nodes at once as split brain. A paused node (``sims.net``'s ``pause``) keeps its
+role: once it resumes it acts on it until a timer or a message tells it otherwise. Heartbeats and other messages that keep a leader in place are
 upkeep; the panel counts every other message as the election's.
 """
 

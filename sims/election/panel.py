@@ -2,7 +2,8 @@
 
 The panel resolves node references in faults (``"leader"``, marks) as the consensus panel does,
 and after every delivered message, fired timer and fault it counts the client nodes that act as
-leader (up, role ``leader``): none is time without a leader, two or more is split brain. A crash
+leader (up, not paused, role ``leader``: a paused node keeps its role but cannot act until it
+resumes): none is time without a leader, two or more is split brain. A crash
 of a node acting as leader opens a failover window that the next leader closes
 (``time_to_leader``). Messages are counted by kind: the policy names its upkeep kinds
 (heartbeats, renewals, session pings), and every other message is the election's. A protocol
@@ -90,7 +91,7 @@ class ElectionPanel(Panel):
 
     def _after(self, t: float) -> None:
         nodes = self.net.nodes
-        now = tuple(i for i in range(self.n) if nodes[i].up and nodes[i].role == "leader")
+        now = tuple(i for i in range(self.n) if nodes[i].up and nodes[i].role == "leader" and not nodes[i].paused)
         if now == self.leaders:
             return
         self._close(t)
@@ -209,5 +210,7 @@ class ElectionPanel(Panel):
         for node in self.net.nodes:
             node.check_invariants()
         nodes = self.net.nodes
-        assert self.leaders == tuple(i for i in range(self.n) if nodes[i].up and nodes[i].role == "leader")
+        assert self.leaders == tuple(
+            i for i in range(self.n) if nodes[i].up and nodes[i].role == "leader" and not nodes[i].paused
+        )
         assert self.no_leader_s >= 0.0 and self.split_s >= 0.0 and self.elections >= len(self.leaders)

@@ -18,7 +18,7 @@ API a protocol builds on
   ``self.set_timer(delay, name)`` (one live timer per name: setting it again replaces it),
   ``self.cancel_timer(name)``, ``self.traitor`` (its Byzantine mode, "" when honest),
   ``self.local_time(now)`` (its drifting clock), ``self.rng`` (the
-  node's own seeded generator), ``self.id`` (0..n-1), ``self.n``, ``self.up``.
+  node's own seeded generator), ``self.id`` (0..n-1), ``self.n``, ``self.up``, ``self.paused``.
 
 ``Network(nodes, rng, delay=Delay(...), loss=0.0, duplicate=0.0, reorder=0.0, node_rngs=None)``
 (``rng`` draws delays, loss, duplication; ``node_rngs``, one ``random.Random`` per node, e.g.
@@ -30,7 +30,14 @@ API a protocol builds on
 - ``apply(fault, now)``: a fault from the stream, a dict with ``"fault"``:
   ``{"fault": "partition", "groups": [[0, 1], [2, 3, 4]]}`` (nodes in different groups cannot
   talk; unnamed nodes form one more group), ``{"fault": "heal"}``,
+  ``{"fault": "oneway", "from": a, "to": b}`` (messages from a to b are dropped while b's still
+  reach a: a hears b, b does not hear a; ``heal`` clears one-way blocks too),
   ``{"fault": "crash", "node": i}``, ``{"fault": "restart", "node": i, "durable": true}``,
+  ``{"fault": "pause", "node": i}`` / ``{"fault": "resume", "node": i}`` (a stop-the-world
+  pause, a GC or VM pause: the node stays up and keeps its state, but runs no handler; the
+  messages that reach it and the timers that come due wait, and at resume they are taken at
+  that instant in the order they came due, so a timer overdue at resume fires then, not later;
+  its peers hear nothing from it meanwhile; a crash ends a pause and drops what waited),
   ``{"fault": "slow", "node": i, "extra": 0.05}`` (each message to or from it takes that much
   longer; 0 ends it), ``{"fault": "drift", "node": i, "rate": 1.01}`` (its clock runs 1% fast:
   its timers fire after ``delay / rate`` of real time), ``{"fault": "link", "loss": 0.2}``
@@ -39,7 +46,7 @@ API a protocol builds on
   message it sends passes through its ``forge(dst, msg)``, where the protocol says how it lies;
   ``"mode": ""`` makes it honest again);
 - ``in_flight(now)``: messages on the wire ``[(src, dst, sent, arrives, msg)]`` for views;
-- ``can_reach(a, b)``; ``group_of``; counters ``sent delivered dropped duplicated``;
+- ``can_reach(a, b)``; counters ``sent delivered dropped duplicated``;
 - ``trace``: None, or a ``sims.net.trace.Trace`` that logs every message copy's fate and every
   fault applied (a panel sets it to draw a run; it changes nothing else).
 
@@ -47,7 +54,9 @@ Semantics: a message's delay is drawn from ``delay`` when sent (plus the slow no
 probability ``reorder`` it is held back by another draw (so it overtakes nothing but is overtaken);
 with probability ``loss`` it is dropped; with probability ``duplicate`` a second copy with its own
 delay is sent. Reachability is checked at delivery: a partition cuts messages already on the wire,
-and a crashed receiver drops them. Ties at one time break by scheduling order (the clock's
+and a crashed receiver drops them (a one-way block likewise; a message that reaches a paused
+node is checked then and waits for its resume). The one-way blocks and the pauses cost the hot
+path one test each while none exists. Ties at one time break by scheduling order (the clock's
 sequence number), so a run is a function of the seed. Everything is ``Checkpointed``: a
 ``copy.deepcopy`` of the network (nodes included) is an exact checkpoint.
 """

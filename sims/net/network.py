@@ -13,6 +13,7 @@ from sims.core.panel import Checkpointed
 
 _MSG = 0  # heap item (_MSG, src, dst, sent, msg), plus the trace's index while recording
 _TIMER = 1  # heap item (_TIMER, node, name, token)
+_HELD = 2  # heap item (_HELD, a _MSG item): it reached a paused node, which takes it at resume
 
 DELAY_KINDS = ("fixed", "uniform", "exponential", "lognormal")
 
@@ -53,6 +54,8 @@ class Node(Checkpointed):
         self.net: Network | None = None
         self.rng: random.Random | None = None
         self.timers: dict[str, int] = {}  # name -> token of the live timer
+
+    paused = False  # stopped by a ``pause`` fault: up, but runs no handler until ``resume``
 
     # hooks ---------------------------------------------------------------------------------
     def on_start(self, now: float) -> None:
@@ -127,6 +130,8 @@ class Network(Checkpointed):
         self.skew_at = [0.0] * self.n  # drift: (real time, local time) when the rate last changed
         self.skew_local = [0.0] * self.n
         self.partitioned = False
+        self.blocked: set[tuple[int, int]] = set()  # one-way blocks: (src, dst) messages dropped
+        self.held: dict[int, list[tuple]] = {}  # paused node -> what came due for it, in order
         self._token = 0
         self.sent = self.delivered = self.dropped = self.duplicated = 0
         self.trace = None  # a sims.net.trace.Trace while a run is recorded for a diagram
@@ -165,26 +170,49 @@ class Network(Checkpointed):
         return n
 
     def _handle(self, t: float, item: tuple) -> bool:
-        if item[0] == _TIMER:
+        kind = item[0]
+        if kind == _TIMER:
             _, i, name, token = item
             node = self.nodes[i]
             if not node.up or node.timers.get(name) != token:
                 return False
+            if self.held and i in self.held:  # paused: it fires at resume
+                self.held[i].append(item)
+                return False
             del node.timers[name]
             node.on_timer(name, t)
             return True
-        src, dst, msg = item[1], item[2], item[4]
-        node = self.nodes[dst]
-        if not node.up or self.group[src] != self.group[dst]:
-            self.dropped += 1
-            if self.trace is not None:
-                self.trace.arrived(item[5], t, "crash" if not node.up else "partition")
-            return False
+        if kind == _HELD:  # checked when it arrived; a crash since then drops it
+            src, dst, msg = item[1][1], item[1][2], item[1][4]
+            node = self.nodes[dst]
+            if not node.up:
+                return self._drop(item[1], t, "crash")
+            if dst in self.held:  # paused again before it was taken
+                self.held[dst].append(item)
+                return False
+            item = item[1]
+        else:
+            src, dst, msg = item[1], item[2], item[4]
+            node = self.nodes[dst]
+            if not node.up or self.group[src] != self.group[dst]:
+                return self._drop(item, t, "crash" if not node.up else "partition")
+            if self.blocked or self.held:
+                if (src, dst) in self.blocked:
+                    return self._drop(item, t, "partition")
+                if dst in self.held:  # arrived; it waits for the node to resume
+                    self.held[dst].append((_HELD, item))
+                    return False
         self.delivered += 1
         if self.trace is not None:
             self.trace.arrived(item[5], t, "delivered")
         node.on_message(src, msg, t)
         return True
+
+    def _drop(self, item: tuple, t: float, fate: str) -> bool:
+        self.dropped += 1
+        if self.trace is not None:
+            self.trace.arrived(item[5], t, fate)
+        return False
 
     # messages and timers -------------------------------------------------------------------
     def send(self, src: int, dst: int, msg: Any, hold: float = 0.0) -> None:
@@ -219,7 +247,7 @@ class Network(Checkpointed):
 
     # faults --------------------------------------------------------------------------------
     def can_reach(self, a: int, b: int) -> bool:
-        return self.nodes[b].up and self.group[a] == self.group[b]
+        return self.nodes[b].up and self.group[a] == self.group[b] and (a, b) not in self.blocked
 
     def apply(self, fault: dict, now: float) -> None:
         """Apply one fault event (see the package docstring); unknown kinds raise ValueError."""
@@ -236,12 +264,31 @@ class Network(Checkpointed):
         elif kind == "heal":
             self.group = [0] * self.n
             self.partitioned = False
+            self.blocked = set()
+        elif kind == "oneway":
+            self.blocked.add((int(fault["from"]), int(fault["to"])))
         elif kind == "crash":
-            node = self.nodes[int(fault["node"])]
+            i = int(fault["node"])
+            node = self.nodes[i]
             if node.up:
                 node.up = False
                 node.timers = {}
+                for item in self.held.pop(i, ()):
+                    if item[0] == _HELD:
+                        self._drop(item[1], now, "crash")
+                node.paused = False
                 node.on_crash(now)
+        elif kind == "pause":
+            i = int(fault["node"])
+            if self.nodes[i].up and i not in self.held:
+                self.held[i] = []
+                self.nodes[i].paused = True
+        elif kind == "resume":
+            i = int(fault["node"])
+            if i in self.held:
+                self.nodes[i].paused = False
+                for item in self.held.pop(i):  # in the order they came due, before anything later
+                    self.clock.schedule(now, item)
         elif kind == "restart":
             node = self.nodes[int(fault["node"])]
             if not node.up:
@@ -262,7 +309,7 @@ class Network(Checkpointed):
             self.reorder = float(fault.get("reorder", self.reorder))
         else:
             raise ValueError(
-                f"unknown fault {kind!r}; valid: partition, heal, crash, restart, slow, drift, link, byzantine"
+                f"unknown fault {kind!r}; valid: partition, heal, oneway, crash, restart, pause, resume, slow, drift, link, byzantine"
             )
 
     # views ---------------------------------------------------------------------------------

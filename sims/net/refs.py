@@ -2,7 +2,7 @@
 
 A fault may name a node by number, or relative to the panel's run: ``"leader"`` (whoever leads
 there at that instant), a name an earlier ``mark`` fault or a crash's ``mark`` gave, and an
-offset (``"A+1"``). One schedule thus exercises every protocol alike (the consensus and election
+offset (``"A+1"``); a ``oneway`` block's ``from`` and ``to`` likewise. One schedule thus exercises every protocol alike (the consensus and election
 panels both read their faults through ``resolve_fault``).
 """
 
@@ -45,7 +45,13 @@ def resolve_fault(ev: dict, leader: Leader, marks: dict[str, int], n: int) -> di
         fault["node"] = node
         if ev.get("mark"):
             marks[ev["mark"]] = node
-    if kind == "partition":
+    if kind == "oneway":
+        for end in ("from", "to"):
+            node = resolve(ev.get(end), leader, marks, n)
+            if node is None:
+                return None
+            fault[end] = node
+    elif kind == "partition":
         groups = []
         for members in ev["groups"]:
             group = []

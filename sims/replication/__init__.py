@@ -129,7 +129,7 @@ class Chain(Strategy):
         return ChainMonitor(n, failover_after)
 
 
-FAULTS = ("partition", "heal", "crash", "restart", "slow", "drift", "link")
+FAULTS = ("partition", "heal", "oneway", "crash", "restart", "pause", "resume", "slow", "drift", "link")
 
 
 def _check_fault(ev: dict, n: int, where: str) -> None:
@@ -139,11 +139,14 @@ def _check_fault(ev: dict, n: int, where: str) -> None:
     groups = ev.get("groups", [])
     if "node" not in ev and not (isinstance(groups, list) and all(isinstance(g, list) for g in groups)):
         raise ValueError(f"{where}.groups: expected a list of node lists, got {groups!r:.80}")
-    nodes = [ev["node"]] if "node" in ev else [i for g in groups for i in g]
+    if ev["fault"] == "oneway":
+        nodes = [ev.get("from"), ev.get("to")]
+    else:
+        nodes = [ev["node"]] if "node" in ev else [i for g in groups for i in g]
     for i in nodes:
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n:
             raise ValueError(f"{where}: node {i!r} is not one of 0..{n - 1}")
-    if ev["fault"] in ("crash", "restart", "slow", "drift") and "node" not in ev:
+    if ev["fault"] in ("crash", "restart", "pause", "resume", "slow", "drift") and "node" not in ev:
         raise ValueError(f"{where}: a {ev['fault']} fault needs a node")
 
 
