@@ -200,3 +200,32 @@ def test_zookeeper_shows_one_round_trip_of_split_brain_after_a_pause_longer_than
     assert r["schedule"][1]["t"] - r["schedule"][0]["t"] == pytest.approx(1.8)
     assert 0.0 < r["best"] < 0.03  # one round trip: 4 one-way delays of at most 10 ms
     assert _split("zookeeper", [PAUSE + 2], 1) == 0.0
+
+
+def test_the_pause_actions_on_the_lease_page_give_two_leaders_after_a_slow_clock():
+    """The page's buttons, as the worker inserts them: slow the leader's clock, pause it past the
+    service's lease, resume. The 5% guard acts beside the new leader; the 25% guard does not."""
+    from sims.core import presets
+    from sims.core.scenario import Scenario
+
+    acts = {a["label"]: a["event"] for a in presets.load("election-lease-drift").actions}
+    sc = Scenario("election-lease-drift")
+    sc.advance(1.0)
+    base = {n: m["split_brain_s"] for n, m in sc.metrics().items()}
+    sc.insert({**acts["Slow the leader's clock by 20%"], "t": 1.0})
+    sc.advance(1.6)
+    sc.insert({**acts["Pause the leader"], "t": 1.6})
+    sc.advance(3.4)
+    assert all(any(nd.paused for nd in p.net.nodes) for p in sc.panels.values())
+    sc.insert({**acts["Resume it"], "t": 3.4})
+    sc.advance(3.9)
+    got = {n: m["split_brain_s"] - base[n] for n, m in sc.metrics().items()}
+    assert got["lease_guard_5"] > 0.05 and got["lease_guard_25"] == 0, got
+
+
+def test_the_gc_pause_preset_two_leaders_for_zookeeper_and_bully_none_for_lease_and_raft():
+    from sims.core.scenario import Scenario
+
+    m = Scenario("election-gc-pause", duration=8.0).run().metrics()
+    assert m["lease"]["split_brain_s"] == 0 and m["raft_election"]["split_brain_s"] == 0
+    assert 0.005 < m["zookeeper"]["split_brain_s"] < 0.05 and 0 < m["bully"]["split_brain_s"] < 0.05
