@@ -229,3 +229,26 @@ def test_the_gc_pause_preset_two_leaders_for_zookeeper_and_bully_none_for_lease_
     m = Scenario("election-gc-pause", duration=8.0).run().metrics()
     assert m["lease"]["split_brain_s"] == 0 and m["raft_election"]["split_brain_s"] == 0
     assert 0.005 < m["zookeeper"]["split_brain_s"] < 0.05 and 0 < m["bully"]["split_brain_s"] < 0.05
+
+
+def test_a_one_way_partition_deposes_plain_raft_again_and_again_and_not_with_pre_vote():
+    from sims.core.scenario import Scenario
+
+    m = Scenario("consensus-oneway").run().metrics()
+    assert m["raft"]["leader_changes"] >= 8 and m["raft"]["max_term"] >= 20
+    assert m["raft_prevote"]["leader_changes"] == 0 and m["raft_prevote"]["max_term"] == 1
+    assert all(p["safety_violations"] == 0 for p in m.values())
+
+
+def test_the_one_way_button_blocks_one_link_and_plain_raft_elects_again():
+    from sims.core import presets
+    from sims.core.scenario import Scenario
+
+    (act, _) = (a["event"] for a in presets.load("consensus-oneway").actions)
+    sc = Scenario("consensus-oneway", duration=1.9)  # before the preset's own schedule
+    sc.advance(1.0)
+    before = sc.metrics()["raft"]["leader_changes"]
+    sc.insert({**act, "t": 1.0})
+    sc.advance(1.9)
+    assert all(p.net.blocked for p in sc.panels.values())
+    assert sc.metrics()["raft"]["leader_changes"] > before
