@@ -120,6 +120,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     targets = [plan.parse_target(t) for t in args.target or []]
     if args.plot and not args.space:
         raise grid.SweepError("--plot: plan draws its Pareto plot over a --space")
+    if args.resume and not args.space:
+        raise grid.SweepError("--resume: plan keeps a journal of a --space search (one knob alone takes seconds)")
     if args.space:
         return _plan_space(args, preset, targets)
     execute = executors.pick(args.ray, _workers(args.workers))
@@ -163,7 +165,17 @@ def _plan_space(args: argparse.Namespace, preset: presets.Preset, targets: list)
         raise grid.SweepError(f"--confidence must lie in (0.5, 1), got {args.confidence}")
     execute = executors.pick(args.ray, _workers(args.workers))
     result = deploy.search(
-        preset, args.vary, args.space, targets, args.seeds, args.panel, execute, args.confidence, args.drain
+        preset,
+        args.vary,
+        args.space,
+        targets,
+        args.seeds,
+        args.panel,
+        execute,
+        args.confidence,
+        args.drain,
+        journal=Path(args.resume) if args.resume else None,
+        progress=sys.stderr.isatty(),
     )
     result["pareto"] = pareto.front(result["probes"])
     if plot_path is not None:

@@ -14,7 +14,11 @@ misses a target is dropped after that one probe. A tie in price keeps the answer
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
+import os
+from pathlib import Path
 
 from sims.core import presets
 from sims.core.scenario import Scenario
@@ -48,9 +52,15 @@ def search(
     execute,
     confidence: float = 0.95,
     drain: bool = False,
+    journal: Path | None = None,
+    progress: bool = False,
 ) -> dict:
     """``{"feasible", "config", "gpus", "usd_per_hour", "usd_per_month", "usd_per_mtok_out",
-    "evidence", "runner_ups", "pruned", "binding", "probes"}``."""
+    "evidence", "runner_ups", "pruned", "binding", "probes"}``.
+
+    ``journal``: a file that keeps each configuration's runs as they finish (``plan --resume F``):
+    a search started again with the same inputs reads them back and runs only what is missing.
+    ``progress``: a bar on a terminal, configurations done out of the most the search can run."""
     if not targets:
         raise grid.SweepError("give at least one --target METRIC<X")
     if not 2 <= n_seeds <= grid.MAX_SEEDS:
@@ -70,10 +80,25 @@ def search(
     columns.sort(key=lambda c: (c["prices"][0][1], c["order"]))
 
     probes: list[dict] = []
+    inputs = {
+        "preset": preset.name,
+        "preset_sha": hashlib.sha256(repr(preset).encode()).hexdigest()[:16],  # its contents, overrides included
+        "vary": vary,
+        "space": sorted(space),
+        "seeds": n_seeds,
+    }
+    kept = ProbeJournal(journal, {**inputs, "panel": panel, "drain": drain}) if journal else None
+    most = len(columns) * (1 + max(1, len(values) - 1).bit_length())  # the top, then a bisection
+    bar = run.Progress(most, progress)
 
     def probe(column: dict, i: int) -> dict:
         params = {**column["combo"], key: values[i]}
-        rows = run.run(preset, {k: [v] for k, v in params.items()}, n_seeds, [panel], execute, drain=drain)
+        rows = kept.get(params) if kept else None
+        if rows is None:
+            rows = run.run(preset, {k: [v] for k, v in params.items()}, n_seeds, [panel], execute, drain=drain)
+            if kept:
+                kept.add(params, rows)
+        bar.update(len(probes) + 1, len(probes) + 1)
         verdict = judge(values[i], rows, targets, confidence)
         gpus, usd_h = column["prices"][i]
         figures = [{m: r["metrics"].get(m) for m in (*(t.metric for t in targets), *EVIDENCE)} for r in rows]
@@ -106,7 +131,53 @@ def search(
         found.append(answer)
         if best is None or answer["usd_per_hour"] < best["usd_per_hour"]:
             best = answer
+    bar.close()
     return _result(best, found, pruned, probes, targets)
+
+
+class ProbeJournal:
+    """One JSON line per configuration run (``{"config", "rows"}``), appended and fsynced as each
+    finishes, after a first line naming the search's inputs: a file written for another search is
+    refused rather than mixed in. A half-written last line (the process killed mid-write) is
+    dropped and run again."""
+
+    def __init__(self, path: Path, inputs: dict) -> None:
+        self.path, self.done = path, {}
+        head = json.dumps({"plan": inputs}, sort_keys=True)
+        if path.is_file() and path.stat().st_size:
+            lines = path.read_text(encoding="utf-8").splitlines()
+            if lines[0] != head:
+                raise grid.SweepError(f"--resume {path}: written by another search (line 1: {lines[0][:120]})")
+            for n, line in enumerate(lines[1:], 2):
+                try:
+                    entry = json.loads(line)
+                    self.done[self._key(entry["config"])] = entry["rows"]
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    if n != len(lines):
+                        raise grid.SweepError(f"--resume {path}: line {n} is not a probe's JSON") from None
+            path.write_text(
+                "\n".join([head, *(json.dumps({"config": json.loads(k), "rows": r}) for k, r in self.done.items())])
+                + "\n",
+                encoding="utf-8",
+            )
+        else:
+            if not path.parent.is_dir():
+                raise grid.SweepError(f"--resume {path}: folder {path.parent} does not exist")
+            path.write_text(head + "\n", encoding="utf-8")
+
+    @staticmethod
+    def _key(config: dict) -> str:
+        return json.dumps(config, sort_keys=True)
+
+    def get(self, config: dict) -> list[dict] | None:
+        return self.done.get(self._key(config))
+
+    def add(self, config: dict, rows: list[dict]) -> None:
+        self.done[self._key(config)] = rows
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"config": config, "rows": rows}) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
 
 
 def mean_of(values) -> float | None:

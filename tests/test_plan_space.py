@@ -159,6 +159,23 @@ def test_plan_space_cli_json_and_plot(tmp_path):
     argv[argv.index("defaults.gpu=A40")] = "defaults.gpu="
     bad = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("error: --space defaults.gpu: no values"), bad.stderr
+    journal = tmp_path / "plan.jsonl"
+    argv[argv.index("defaults.gpu=")] = "defaults.gpu=H100-80GB"
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code, *argv, "--json", "--resume", str(journal)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    assert [r.returncode for r in runs] == [0, 0] and runs[0].stdout == runs[1].stdout, runs[1].stderr
+    no_space = [a for a in argv if a not in ("--space", "defaults.gpu=H100-80GB")]
+    bad = subprocess.run(
+        [sys.executable, "-c", code, *no_space, "--resume", str(journal)], capture_output=True, text=True, env=env
+    )
+    assert bad.returncode == 2 and "--resume: plan keeps a journal of a --space search" in bad.stderr, bad.stderr
 
 
 @pytest.mark.slow
@@ -176,3 +193,37 @@ def test_routing_llmd_short_answer_meets_the_slo_and_one_replica_fewer_does_not(
         params = {**r["config"], "defaults.replicas": replicas}
         rows = run.run(preset, {k: [v] for k, v in params.items()}, 3, ["precise_prefix"], SERIAL, drain=True)
         assert plan.judge(None, rows, targets, 0.95)["ok"] is ok, replicas
+
+
+def test_a_search_resumed_from_its_journal_runs_only_what_is_missing(tmp_path):
+    """plan --resume F: the second search reads every configuration back (it may not run one), a
+    half-written last line is run again, and a journal of another search is refused."""
+    targets = [plan.parse_target("ttft_p90<2")]
+    path = tmp_path / "plan.jsonl"
+
+    def go(execute, preset=None):
+        preset = preset or tiny()
+        return deploy.search(
+            preset, "defaults.replicas=1:6", ["defaults.tp=1,2"], targets, 2, "random", execute, journal=path
+        )
+
+    first = go(SERIAL)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 1 + len(first["probes"])
+
+    def refuse(jobs):
+        raise AssertionError("a journaled configuration ran again")
+
+    again = go(refuse)
+    assert again["config"] == first["config"] and again["probes"] == first["probes"]
+    path.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][: len(lines[-1]) // 2])  # killed mid-write
+    ran = []
+
+    def count(jobs):
+        jobs = list(jobs)
+        ran.append(len(jobs))
+        return SERIAL(jobs)
+
+    assert go(count)["probes"] == first["probes"] and sum(ran) == 2  # the last configuration's two seeds
+    with pytest.raises(run.grid.SweepError, match="written by another search"):
+        go(SERIAL, tiny(rate=3.0))

@@ -127,6 +127,12 @@ def _plan_flags(s: argparse.ArgumentParser) -> None:
         "--model", metavar="NAME|PATH", help="engine/cluster: every panel runs this model (a config.json or a name)"
     )
     s.add_argument("--confidence", type=float, default=0.95, help="one-sided confidence of the bound (default 0.95)")
+    s.add_argument(
+        "--resume",
+        metavar="F.jsonl",
+        help="with --space: keep each configuration's runs in F as they finish; run again with the same "
+        "inputs to skip what F holds (an interrupted search loses at most the configuration in flight)",
+    )
     _where(s)
     _drain(s)
     s.add_argument("--json", action="store_true", help='print {"answer", "feasible", "margins", "runs"}')
