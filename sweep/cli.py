@@ -120,6 +120,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     targets = [plan.parse_target(t) for t in args.target or []]
     if args.plot and not args.space:
         raise grid.SweepError("--plot: plan draws its Pareto plot over a --space")
+    if args.load and not args.space:
+        raise grid.SweepError("--load: plan draws its capacity curve over a --space")
+    if args.load and (args.resume or args.plot):
+        raise grid.SweepError("--load: not with --resume or --plot yet (one search per load value)")
     if args.resume and not args.space:
         raise grid.SweepError("--resume: plan keeps a journal of a --space search (one knob alone takes seconds)")
     if args.space:
@@ -155,6 +159,29 @@ def _bounds(probe: dict) -> str:
     )
 
 
+def _plan_curve(args: argparse.Namespace, preset: presets.Preset, targets: list, execute) -> int:
+    """``plan --space ... --load KEY=V1,V2``: the cheapest configuration at each load."""
+    from sweep import deploy
+
+    result = deploy.curve(
+        preset, args.load, args.vary, args.space, targets, args.seeds, args.panel, execute, args.confidence, args.drain
+    )
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    for r in result["curve"]:
+        head = f"{result['key']}={r['value']:g}"
+        if r["feasible"]:
+            config = ", ".join(f"{k}={v}" for k, v in r["config"].items())
+            print(
+                f"{head}: {config}: {r['gpus']} GPUs, ${r['usd_per_hour']:.2f}/hour, ${r['usd_per_month']:,.0f}/month"
+            )
+        else:
+            print(f"{head}: infeasible; {r['binding']} binds")
+    print(f"runs: {result['runs']}; configurations not run because they missed at a lower load: {result['skipped']}")
+    return 0
+
+
 def _plan_space(args: argparse.Namespace, preset: presets.Preset, targets: list) -> int:
     from sweep import deploy, pareto
 
@@ -164,6 +191,8 @@ def _plan_space(args: argparse.Namespace, preset: presets.Preset, targets: list)
     if not 0.5 < args.confidence < 1.0:
         raise grid.SweepError(f"--confidence must lie in (0.5, 1), got {args.confidence}")
     execute = executors.pick(args.ray, _workers(args.workers))
+    if args.load:
+        return _plan_curve(args, preset, targets, execute)
     result = deploy.search(
         preset,
         args.vary,

@@ -54,13 +54,17 @@ def search(
     drain: bool = False,
     journal: Path | None = None,
     progress: bool = False,
+    floors: dict[str, int] | None = None,
 ) -> dict:
     """``{"feasible", "config", "gpus", "usd_per_hour", "usd_per_month", "usd_per_mtok_out",
     "evidence", "runner_ups", "pruned", "binding", "probes"}``.
 
     ``journal``: a file that keeps each configuration's runs as they finish (``plan --resume F``):
     a search started again with the same inputs reads them back and runs only what is missing.
-    ``progress``: a bar on a terminal, configurations done out of the most the search can run."""
+    ``progress``: a bar on a terminal, configurations done out of the most the search can run.
+    ``floors``: per column (its choices as JSON), the index of ``vary``'s values below which every
+    configuration missed at a lower load (``curve``); they are not run. The result's ``floors``
+    are the same after this search, for the next load."""
     if not targets:
         raise grid.SweepError("give at least one --target METRIC<X")
     if not 2 <= n_seeds <= grid.MAX_SEEDS:
@@ -109,14 +113,22 @@ def search(
     best: dict | None = None
     found: list[dict] = []
     pruned: list[dict] = []
+    floors = dict(floors or {})
+    skipped = 0  # configurations not run: they missed at a lower load
     for column in columns:
         limit = best["usd_per_hour"] if best else float("inf")
-        idx = [i for i, (_, usd_h) in enumerate(column["prices"]) if usd_h < limit]
+        ck = json.dumps(column["combo"], sort_keys=True)
+        floor = floors.get(ck, 0)
+        cheap = [i for i, (_, usd_h) in enumerate(column["prices"]) if usd_h < limit]
+        idx = [i for i in cheap if i >= floor]
+        skipped += len(cheap) - len(idx)
         if not idx:
-            pruned.append({"config": column["combo"], "why": f"its cheapest is not below ${limit:.4g}/h"})
+            why = f"its cheapest is not below ${limit:.4g}/h" if not cheap else "it missed at a lower load"
+            pruned.append({"config": column["combo"], "why": why})
             continue
         top = probe(column, idx[-1])
         if not top["ok"]:
+            floors[ck] = max(floor, idx[-1] + 1)  # every value up to the top misses (monotone)
             if best is not None and idx[-1] < len(values) - 1:
                 pruned.append({"config": column["combo"], "why": f"misses below ${limit:.4g}/h"})
             continue
@@ -128,11 +140,32 @@ def search(
                 hi, answer = mid, p
             else:
                 lo = mid + 1
+        floors[ck] = idx[hi]  # the values below it missed at this load
         found.append(answer)
         if best is None or answer["usd_per_hour"] < best["usd_per_hour"]:
             best = answer
     bar.close()
-    return _result(best, found, pruned, probes, targets)
+    return _result(best, found, pruned, probes, targets) | {"floors": floors, "skipped": skipped}
+
+
+def curve(preset: presets.Preset, load: str, vary: str, space: list[str], targets: list[Target], *args, **kw) -> dict:
+    """``search`` at each value of a load knob (``--load workload.rate=1,2,4``), ascending, on the
+    assumption that more load never makes a configuration meet what it missed: a configuration
+    that missed at a lower load is not run at a higher one (``floors``). ``{"key", "curve": [{value,
+    **search}], "runs", "skipped"}``; ``skipped`` counts the configurations pruned that way."""
+    ((key, values),) = grid.parse_grid([load], "--load").items()
+    if key == grid.parse_grid([vary], "--vary").popitem()[0] or key in grid.parse_grid(space, "--space"):
+        raise grid.SweepError(f"--load {key}: already the --vary knob or a --space choice")
+    if any(isinstance(v, str) for v in values) or sorted(values) != list(values) or len(set(values)) != len(values):
+        raise grid.SweepError(f"--load {key}: give numbers in increasing order, each once")
+    floors: dict[str, int] = {}
+    out = []
+    for v in values:
+        r = search(preset.with_overrides({key: v}), vary, space, targets, *args, floors=floors, **kw)
+        floors = r.pop("floors")
+        out.append({"value": v, **r})
+    runs = sum(p["seeds"] for r in out for p in r["probes"])
+    return {"key": key, "curve": out, "runs": runs, "skipped": sum(r["skipped"] for r in out)}
 
 
 class ProbeJournal:

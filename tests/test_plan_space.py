@@ -227,3 +227,31 @@ def test_a_search_resumed_from_its_journal_runs_only_what_is_missing(tmp_path):
     assert go(count)["probes"] == first["probes"] and sum(ran) == 2  # the last configuration's two seeds
     with pytest.raises(run.grid.SweepError, match="written by another search"):
         go(SERIAL, tiny(rate=3.0))
+
+
+def test_a_capacity_curve_skips_what_missed_at_a_lower_load_and_answers_as_searches_one_by_one():
+    """plan --space --load workload.rate=...: the same answers as a search at each rate alone, with
+    fewer runs (a configuration that missed at a lower rate is not run at a higher one)."""
+    targets = [plan.parse_target("ttft_p90<1")]
+    args = (["defaults.tp=1,2"], targets, 2, "random", SERIAL)
+    c = deploy.curve(tiny(), "workload.rate=8,16,32", "defaults.replicas=1:6", *args)
+    alone = [deploy.search(tiny(r), "defaults.replicas=1:6", *args) for r in (8, 16, 32)]
+    assert [r.get("config") for r in c["curve"]] == [a.get("config") for a in alone]
+    assert c["skipped"] > 0 and c["runs"] <= sum(p["seeds"] for a in alone for p in a["probes"])
+    missed: list[dict] = []  # no configuration that missed at a lower rate runs at a higher one
+    for r in c["curve"]:
+        ran = [p["config"] for p in r["probes"]]
+        assert not [cfg for cfg in ran if any(_no_more(cfg, m) for m in missed)], ran
+        missed += [p["config"] for p in r["probes"] if not p["ok"]]
+    gpus = [r["gpus"] for r in c["curve"] if r["feasible"]]
+    assert gpus == sorted(gpus)
+    with pytest.raises(run.grid.SweepError, match="increasing order"):
+        deploy.curve(tiny(), "workload.rate=4,2", "defaults.replicas=1:6", *args)
+
+
+def _no_more(cfg: dict, missed: dict) -> bool:
+    """``cfg`` has the same choices as ``missed`` and no more replicas."""
+    same = {k: v for k, v in cfg.items() if k != "defaults.replicas"} == {
+        k: v for k, v in missed.items() if k != "defaults.replicas"
+    }
+    return same and cfg["defaults.replicas"] <= missed["defaults.replicas"]

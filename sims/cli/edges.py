@@ -128,6 +128,12 @@ def _plan_flags(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument("--confidence", type=float, default=0.95, help="one-sided confidence of the bound (default 0.95)")
     s.add_argument(
+        "--load",
+        metavar="KEY=V1,V2,...",
+        help="with --space: the answer at each value of a load knob (e.g. workload.rate=1,2,4), in increasing "
+        "order; a configuration that misses at a lower value is not run at a higher one",
+    )
+    s.add_argument(
         "--resume",
         metavar="F.jsonl",
         help="with --space: keep each configuration's runs in F as they finish; run again with the same "
