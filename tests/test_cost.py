@@ -154,3 +154,18 @@ def test_run_set_prices_a_run_and_refuses_a_bad_value_in_one_line():
         assert out.returncode == 2 and says in out.stderr and out.stderr.count("\n") == 1, (bad, out.stderr)
     out = cli("--set", "defaults.tp=1", "--set", "defaults.tp=2")
     assert out.returncode == 2 and "given twice" in out.stderr
+
+
+@pytest.mark.parametrize("name", ["routing-llmd-short", "routing-split-state"])
+def test_the_routing_pages_bill_random_pays_half_again_as_much_on_five_seeds(name):
+    """The bill the page states beside the claim (metrics.js bill): the claim's last panel against
+    its first, per million output tokens, at the claim's time, on five seeds (docs/cost.md)."""
+    from sims.core import presets
+    from sims.core.scenario import Scenario
+
+    p = presets.load(name)
+    c = p.site["claim"]
+    best, worst = c["panels"][0], c["panels"][-1]
+    for seed in range(p.seed, p.seed + 5):
+        m = Scenario(p, seed, c["at"], [best, worst]).run().metrics()
+        assert m[worst]["usd_per_mtok_out"] > 1.3 * m[best]["usd_per_mtok_out"], (seed, m[worst], m[best])

@@ -63,6 +63,10 @@ def test_every_claim_holds_in_the_browser_at_its_time(page, server):
             if c["metric"].startswith("usd_per_mtok"):
                 for n in (best, other):
                     assert f"${snap['panels'][n][c['metric']]:.2f}" in said, said
+            elif all(snap["panels"][n].get("usd_per_mtok_out") is not None for n in c["panels"]):
+                # the bill beside a claim in other terms: the worst panel against the best
+                for n in (c["panels"][0], c["panels"][-1]):
+                    assert f"${snap['panels'][n]['usd_per_mtok_out']:.2f}" in said.split("The bill: ")[1], said
         except Exception as exc:
             failures.append(f"{p.name}: {str(exc)[:300]}")
     assert not failures, "\n".join(failures)

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ceilTime, formatActions, linkHash, parseActions, parseOverrides } from "../../../web/static/js/link.js";
 import { panelColors } from "../../../web/static/js/palette.js";
-import { formatTick, metricInfo, niceRange, niceTicks, verdict } from "../../../web/static/js/metrics.js";
+import { bill, formatTick, metricInfo, niceRange, niceTicks, verdict } from "../../../web/static/js/metrics.js";
 import { ChartData } from "../../../web/static/js/chart-data.js";
 import { recentWindow } from "../../../web/static/js/chart-marks.js";
 import { search } from "../../../web/static/js/site-search.js";
@@ -169,4 +169,14 @@ test("the claim in a run's numbers: a bill for dollars, the metric's words other
   assert.equal(verdict(bill, 50, { precise_prefix: 2.18 }, {}), null); // a panel turned off
   const hits = { metric: "hit_ratio", panels: ["s3fifo", "lru"], at: 30 };
   assert.equal(verdict(hits, 30, { s3fifo: 0.5, lru: 0.25 }, {}), "At 30.0 s, hit ratio: s3fifo 50.0%, lru 25.0%; lru is 0.50× s3fifo.");
+});
+
+test("the bill beside a claim that is not in dollars: the worst panel against the best", () => {
+  const claim = { metric: "throughput_tok_s", panels: ["precise_prefix", "estimated_prefix", "random"], at: 120 };
+  assert.equal(
+    bill(claim, 120, { precise_prefix: 2.29, estimated_prefix: 2.31, random: 3.8 }),
+    "At 120.0 s, random pays $3.80 per million output tokens and precise_prefix $2.29: 1.66× as much, for the same traffic.",
+  );
+  assert.equal(bill({ ...claim, metric: "usd_per_mtok_out" }, 120, { precise_prefix: 2, random: 3 }), null);
+  assert.equal(bill(claim, 120, { precise_prefix: 2.29 }), null);
 });

@@ -154,3 +154,14 @@ export function verdict(claim, t, values, units) {
   const times = ratio === null ? "" : `; ${other} is ${ratio.toFixed(2)}× ${best}`;
   return `${when}, ${words}: ${best} ${formatMetric(m, vb, units)}, ${other} ${formatMetric(m, vo, units)}${times}.${judged}`;
 }
+
+/**
+ * The bill beside a claim that is not in dollars, on pages whose panels report it: what the last
+ * of the claim's panels (the worst) pays per million output tokens against the first, at `t`.
+ * Null when the claim is about dollars already or a panel reports none (docs/cost.md).
+ */
+export function bill(claim, t, values) {
+  const names = claim.panels || [];
+  if (PER[claim.metric] || names.length < 2) return null;
+  return verdict({ ...claim, metric: "usd_per_mtok_out", panels: [names[0], names[names.length - 1]], at: 0 }, t, values, {});
+}

@@ -3,7 +3,7 @@
 // calls its public methods; no simulation logic lives here.
 import { speedFromSlider } from "./driver.js";
 import { drawView, fmt } from "./render.js";
-import { formatMetric, verdict } from "./metrics.js";
+import { bill, formatMetric, verdict } from "./metrics.js";
 import { claimOf } from "./meta.js";
 import { KEY_COLORS } from "./palette.js";
 
@@ -279,7 +279,10 @@ export function renderFrame(sim, f, theme, resized) {
   const claim = claimOf(sim.meta);
   if (claim) {
     const values = Object.fromEntries((claim.panels || []).map((n) => [n, f.panels[n]?.metrics?.[claim.metric]]));
-    const text = verdict(claim, f.t, values, sim.meta.metrics);
+    const dollars = Object.fromEntries((claim.panels || []).map((n) => [n, f.panels[n]?.metrics?.usd_per_mtok_out]));
+    const said = verdict(claim, f.t, values, sim.meta.metrics);
+    const paid = said && bill(claim, f.t, dollars);
+    const text = paid ? `${said} The bill: ${paid.replace(/^At [\d.]+ s, /, "")}` : said;
     ui.verdict.hidden = !text;
     if (text && ui.verdict.textContent !== text) ui.verdict.textContent = text;
   }
