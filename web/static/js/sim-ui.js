@@ -3,7 +3,7 @@
 // calls its public methods; no simulation logic lives here.
 import { speedFromSlider } from "./driver.js";
 import { drawView, fmt } from "./render.js";
-import { bill, formatMetric, verdict } from "./metrics.js";
+import { formatMetric } from "./metrics.js";
 import { claimOf } from "./meta.js";
 import { KEY_COLORS } from "./palette.js";
 
@@ -132,8 +132,9 @@ export function buildUI(sim) {
     m.watch_for && sim.getAttribute("caption") !== "false"
       ? el("p", { class: "cs-watch" }, el("strong", { text: "Watch for: " }), ui.watch)
       : "";
-  // the claim in this run's numbers (metrics.verdict), under what to watch for
+  // the claim in this run's numbers (claim.js), under what to watch for; loaded after first paint
   ui.verdict = el("p", { class: "cs-verdict", hidden: true });
+  import("./claim.js").then((mod) => (ui.claim = mod));
   const picker = el("div", { class: "cs-picker-slot" });
   // the panel picker (not in an embed, which shows what its writer chose), loaded after first paint
   if (full && !knob && !sim.constructor.shadow && m.panels.length > 2)
@@ -277,7 +278,8 @@ export function renderFrame(sim, f, theme, resized) {
     }
   }
   const claim = claimOf(sim.meta);
-  if (claim) {
+  if (claim && ui.claim) {
+    const { bill, verdict } = ui.claim;
     const values = Object.fromEntries((claim.panels || []).map((n) => [n, f.panels[n]?.metrics?.[claim.metric]]));
     const dollars = Object.fromEntries((claim.panels || []).map((n) => [n, f.panels[n]?.metrics?.usd_per_mtok_out]));
     const said = verdict(claim, f.t, values, sim.meta.metrics);
