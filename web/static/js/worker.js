@@ -48,15 +48,18 @@ async function sha256(bytes) {
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/**
- * Pyodide's memory snapshot (sitebuild/snapshot.py) when py/snapshot.json says it was made by this
- * Pyodide from this sims.zip; rejects, saying why, when it was not. Null when the site has none.
- */
-async function snapshotFor(manifestResponse, version, zip) {
-  const r = await manifestResponse;
-  if (!r || !r.ok) return null;
-  const manifest = await r.json();
-  if (!manifest.file || manifest.pyodide !== version) return null; // none, or another Pyodide's
+/** py/snapshot.json (sitebuild/snapshot.py), or null when the site has none or it cannot be read. */
+async function fetchManifest() {
+  try {
+    const r = await fetch(new URL("py/snapshot.json", BASE));
+    return r.ok ? await r.json() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The snapshot `manifest` names, inflated; rejects, saying why, when it was made from another sims.zip. */
+async function snapshotBytes(manifest, zip) {
   const gz = fetchBytes(`py/${manifest.file}`);
   gz.catch(() => {}); // observed below, unless the zip's hash says not to
   if ((await sha256(await zip)) !== manifest.sims_sha256) throw new Error("it was made from another sims.zip");
@@ -68,23 +71,26 @@ async function snapshotFor(manifestResponse, version, zip) {
 
 async function boot() {
   const t0 = performance.now();
-  const manifest = fetch(new URL("py/snapshot.json", BASE)).catch(() => null);
+  const manifest = fetchManifest();
   const zip = fetchBytes("py/sims.zip");
   zip.catch(() => {}); // observed below
   const { loadPyodide, version } = await import(new URL("vendor/pyodide/pyodide.mjs", BASE).href);
   const options = { indexURL: new URL("vendor/pyodide/", BASE).href, stdout: () => {}, stderr: (s) => console.warn(s) };
   let pyodide = null;
   let start = "fresh";
-  try {
-    const snapshot = await snapshotFor(manifest, version, zip);
-    if (snapshot) {
-      // restored with sims.zip unpacked, /app on sys.path and the bridge imported; only the files are
-      // missing (Emscripten keeps them outside the memory), so unpack them again for what reads them later
+  const m = await manifest;
+  if (m && m.file && m.pyodide === version) {
+    try {
+      // a promise: Pyodide fetches its wasm and loads pyodide.asm.mjs while the snapshot arrives.
+      // Restored, Python has /app on sys.path and the bridge imported; only the files are missing
+      // (Emscripten keeps them outside the memory), so sims.zip is unpacked again for what reads them later
+      const snapshot = snapshotBytes(m, zip);
+      snapshot.catch(() => {}); // observed by loadPyodide, which only awaits it once its own script is in
       pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
       start = "snapshot";
+    } catch (err) {
+      console.info(`Pyodide starts without its snapshot: ${err && err.message ? err.message : err}`);
     }
-  } catch (err) {
-    console.info(`Pyodide starts without its snapshot: ${err && err.message ? err.message : err}`);
   }
   pyodide ??= await loadPyodide(options);
   const bytes = await zip;
@@ -99,7 +105,7 @@ async function boot() {
     start, // "snapshot" | "fresh": how Python started (sim-element.js shows it as data-start)
     load_ms: t2 - t0, // since the worker started
     pyodide_ms: t1 - t0, // loadPyodide (or the snapshot's restore) and the fetch of sims.zip, in parallel
-    import_ms: t2 - t1, // unpacking and importing the bridge (and through it sims.core); ~0 from the snapshot
+    import_ms: t2 - t1, // unpacking sims.zip and importing the bridge (and through it sims.core); from the snapshot, the unpacking only
   };
 }
 
