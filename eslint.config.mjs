@@ -22,7 +22,7 @@ export default [
     },
   },
   {
-    files: ["tests/browser/js/**/*.mjs", "eslint.config.mjs"],
+    files: ["tests/browser/js/**/*.mjs", "sitebuild/**/*.mjs", "eslint.config.mjs"],
     languageOptions: { ecmaVersion: 2024, sourceType: "module", globals: { ...globals.node } },
   },
   {

@@ -252,6 +252,10 @@ def build(out: Path, progress: Progress | None = None, jobs: int | None = None) 
         if "vendor" not in src.parts:
             src.write_text(strip_comment_lines(src.read_text(encoding="utf-8")), encoding="utf-8")
     pack_python(out / "static" / "py" / "sims.zip")
+    from sitebuild.snapshot import write_snapshot
+
+    report("making the Pyodide snapshot", 0.04)
+    write_snapshot(out / "static")  # the worker starts from it when it matches; the site works without
 
     content = load_content()
     all_presets = presets_mod.all_presets()

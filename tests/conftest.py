@@ -60,8 +60,9 @@ def pyodide_available() -> bool:
     return shutil.which("node") is not None and (ROOT / "node_modules" / "pyodide" / "pyodide.mjs").exists()
 
 
-def run_in_pyodide(jobs: list[dict], tmp_path: Path, timeout: float = 1800) -> dict:
-    """Run ``api.run`` jobs in Pyodide under Node; returns the runner's JSON report."""
+def run_in_pyodide(jobs: list[dict], tmp_path: Path, timeout: float = 1800, snapshot: Path | None = None) -> dict:
+    """Run ``api.run`` jobs in Pyodide under Node; returns the runner's JSON report. With
+    ``snapshot`` (sitebuild/snapshot.mjs's, made from the same archive) Python starts from it."""
     import sitebuild
 
     archive = tmp_path / "sims.zip"
@@ -69,7 +70,8 @@ def run_in_pyodide(jobs: list[dict], tmp_path: Path, timeout: float = 1800) -> d
     jobs_file = tmp_path / "jobs.json"
     jobs_file.write_text(json.dumps(jobs))
     proc = subprocess.run(
-        ["node", str(ROOT / "tests" / "node" / "pyodide_run.mjs"), str(archive), str(jobs_file)],
+        ["node", str(ROOT / "tests" / "node" / "pyodide_run.mjs"), str(archive), str(jobs_file)]
+        + ([str(snapshot)] if snapshot else []),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -84,7 +86,7 @@ def run_in_pyodide(jobs: list[dict], tmp_path: Path, timeout: float = 1800) -> d
 def pyodide_runner(tmp_path):
     if not pyodide_available():
         pytest.fail("Pyodide is not installed: run `npm ci` (make test does)")
-    return lambda jobs: run_in_pyodide(jobs, tmp_path)
+    return lambda jobs, snapshot=None: run_in_pyodide(jobs, tmp_path, snapshot=snapshot)
 
 
 def _sample_for_check(items) -> None:

@@ -4,6 +4,7 @@ CPython and in Pyodide (Python 3.14, under Node, loaded from node_modules)."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -41,3 +42,23 @@ def test_every_preset_matches_between_cpython_and_pyodide(pyodide_runner, topic)
     assert not mismatches, "CPython and Pyodide disagree:\n" + "\n".join(
         f"{j}: cpython={e}\n  pyodide={r}" for j, e, r in mismatches[:3]
     )
+
+
+def test_pyodide_started_from_the_site_snapshot_matches_cpython(pyodide_runner, tmp_path):
+    """The site's worker starts Python from a memory snapshot (sitebuild/snapshot.py): from it, the
+    first preset of every topic gives the same stream hash and metrics as in CPython."""
+    import sitebuild
+
+    archive, snap = tmp_path / "snap" / "sims.zip", tmp_path / "snap" / "snapshot.bin.gz"
+    sitebuild.pack_python(archive)  # the bytes pyodide_runner packs too (a deterministic zip)
+    script = sitebuild.ROOT / "sitebuild" / "snapshot.mjs"
+    pyodide_dir = sitebuild.ROOT / "node_modules" / "pyodide"
+    subprocess.run(["node", str(script), str(pyodide_dir), str(archive), str(snap)], check=True, timeout=600)
+    firsts: dict[str, dict] = {}
+    for job in _jobs():
+        firsts.setdefault(presets.load(job["preset"]).topic, job)
+    jobs = list(firsts.values())
+    report = pyodide_runner(jobs, snapshot=snap)
+    for job, res in zip(jobs, report["results"], strict=True):
+        assert res["ok"], f"{job}: failed in Pyodide from the snapshot: {res.get('error')}"
+        assert res["result"] == json.loads(json.dumps(api.run(job["preset"], job["seed"], job["duration"]))), job

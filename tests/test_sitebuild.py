@@ -4,6 +4,7 @@ alone, a build that leaves the source tree alone and writes its stamp."""
 from __future__ import annotations
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -211,3 +212,22 @@ def test_the_search_words_are_the_same_in_every_process():
         for seed in (1, 2, 3, 4)
     }  # fmt: skip
     assert outs == {"best_fit best fit alloc glibc-malloc glibc malloc x_y x y\n"}
+
+
+@pytest.mark.parametrize("why", ["disabled", "node fails"])
+def test_a_build_without_a_snapshot_says_so_in_one_line_and_in_its_manifest(why, tmp_path, monkeypatch, capsys):
+    """The site works without Pyodide's snapshot (the worker starts Python the ordinary way), so a
+    build that cannot make one goes on: CONTENTION_NO_SNAPSHOT=1, or node failing (here: no Pyodide)."""
+    from sitebuild.snapshot import write_snapshot
+
+    static = tmp_path / "static"
+    pack.pack_python(static / "py" / "sims.zip")
+    if why == "disabled":
+        monkeypatch.setenv("CONTENTION_NO_SNAPSHOT", "1")
+    else:
+        monkeypatch.delenv("CONTENTION_NO_SNAPSHOT", raising=False)
+    assert write_snapshot(static) is False
+    manifest = json.loads((static / "py" / "snapshot.json").read_text())
+    assert manifest["file"] is None and manifest["why"]
+    assert not (static / "py" / "snapshot.bin.gz").exists()
+    assert capsys.readouterr().err.count("\n") == 1

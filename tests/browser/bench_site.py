@@ -1,10 +1,11 @@
 """Measure the site in headless chromium (docs/benchmarks.md, "## Browser").
 
     .venv/bin/python tests/browser/bench_site.py [--runs 3] [--dist dist]
+    .venv/bin/python tests/browser/bench_site.py --runs 7 --dist dist --against dist-nosnap
 
 Builds nothing: run ``contention build`` (or ``make build``) first. Prints one JSON object:
 first frame and Pyodide-live times after navigation (cold: a fresh browser context each run, so no
-HTTP or code cache), main-thread frame intervals and render time plus the worker's ``advance``
+HTTP or code cache; then a second visit in that context) and how Python started, main-thread frame intervals and render time plus the worker's ``advance``
 time with four panels at 10x, and the bytes a preset page transfers (raw and gzip -6).
 """
 
@@ -36,24 +37,37 @@ def p95(xs: list[float]) -> float:
     return xs[min(len(xs) - 1, int(0.95 * len(xs)))] if xs else float("nan")
 
 
+def _live(page, url: str) -> tuple[float, float, str | None]:
+    """Navigate and wait until Python is live: (first frame s, live s, how Python started)."""
+    page.goto(url)
+    page.wait_for_function("() => document.querySelector('contention-sim').liveAt", timeout=120_000)
+    f, lv, start = page.evaluate(
+        "() => { const e = document.querySelector('contention-sim');"
+        " return [e.firstFrameAt, e.liveAt, e.dataset.start || null]; }"
+    )
+    return f / 1000, lv / 1000, start
+
+
 def load_times(browser, url: str, runs: int) -> dict:
-    first, live = [], []
+    """Cold (a fresh context each run), then a second visit in the same context (HTTP and code cache)."""
+    first, live, again, starts = [], [], [], set()
     for _ in range(runs):
         ctx = browser.new_context()
         page = ctx.new_page()
-        page.goto(url)
-        page.wait_for_function("() => document.querySelector('contention-sim').liveAt", timeout=120_000)
-        f, lv = page.evaluate(
-            "() => { const e = document.querySelector('contention-sim'); return [e.firstFrameAt, e.liveAt]; }"
-        )
-        first.append(f / 1000)
-        live.append(lv / 1000)
+        f, lv, start = _live(page, url)
+        first.append(f)
+        live.append(lv)
+        again.append(_live(page, url)[1])
+        starts.add(start)
         ctx.close()
     return {
         "first_frame_s": statistics.median(first),
         "pyodide_live_s": statistics.median(live),
+        "second_visit_live_s": statistics.median(again),
+        "start": sorted(map(str, starts)),  # "snapshot" | "fresh" (worker.js)
         "first_frame_all": first,
         "pyodide_live_all": live,
+        "second_visit_live_all": again,
     }
 
 
@@ -137,22 +151,56 @@ def transfer(browser, url: str, dist: Path) -> dict:
     }
 
 
+def compare(browser, bases: dict[str, str], dists: dict[str, Path], runs: int) -> dict:
+    """Live times of two builds, alternating run by run in one sitting (a loaded machine drifts)."""
+    got: dict[str, dict[str, list]] = {k: {"cold": [], "second": [], "start": []} for k in bases}
+    for _ in range(runs):
+        for name, base in bases.items():
+            r = load_times(browser, base + "play/ratelimit-burst/", 1)
+            got[name]["cold"] += r["pyodide_live_all"]
+            got[name]["second"] += r["second_visit_live_all"]
+            got[name]["start"] += r["start"]
+    out: dict = {}
+    for name, g in got.items():
+        out[name] = {
+            "cold_live_s": statistics.median(g["cold"]),
+            "second_visit_live_s": statistics.median(g["second"]),
+            "start": sorted(set(g["start"])),
+            "cold_all": g["cold"],
+            "second_all": g["second"],
+            "transfer": transfer(browser, bases[name] + "play/ratelimit-burst/", dists[name]),
+        }
+    a, b = list(out)
+    out["ratio_cold"] = out[a]["cold_live_s"] / out[b]["cold_live_s"]
+    out["ratio_second_visit"] = out[a]["second_visit_live_s"] / out[b]["second_visit_live_s"]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dist", default="dist")
+    ap.add_argument("--against", help="a second build: only the live times of both, alternating, and their ratio")
     args = ap.parse_args()
     dist = Path(args.dist).resolve()
     from playwright.sync_api import sync_playwright
 
     report: dict = {}
-    with StaticServer(dist) as base, sync_playwright() as p:
+    with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        report["idle_frame_interval_p95_ms"] = idle_frame_interval(browser, base + "index.html")
-        report["cold_load"] = load_times(browser, base + "play/ratelimit-burst/", args.runs)
-        for name, panels in FOUR.items():
-            report[f"four_panels_10x_{name}"] = run_at_10x(browser, f"{base}play/{name}/#panels={panels}")
-        report["transfer_ratelimit_burst"] = transfer(browser, base + "play/ratelimit-burst/", dist)
+        if args.against:
+            other = Path(args.against).resolve()
+            with StaticServer(dist) as a, StaticServer(other) as b:
+                report["compare"] = compare(
+                    browser, {"dist": a, "against": b}, {"dist": dist, "against": other}, args.runs
+                )
+        else:
+            with StaticServer(dist) as base:
+                report["idle_frame_interval_p95_ms"] = idle_frame_interval(browser, base + "index.html")
+                report["cold_load"] = load_times(browser, base + "play/ratelimit-burst/", args.runs)
+                for name, panels in FOUR.items():
+                    report[f"four_panels_10x_{name}"] = run_at_10x(browser, f"{base}play/{name}/#panels={panels}")
+                report["transfer_ratelimit_burst"] = transfer(browser, base + "play/ratelimit-burst/", dist)
         browser.close()
     report["measured_at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(json.dumps(report, indent=2))

@@ -1,20 +1,24 @@
 // Run presets in Pyodide under Node, from node_modules (no network), and print JSON results.
-// usage: node tests/node/pyodide_run.mjs ARCHIVE.zip JOBS.json
+// usage: node tests/node/pyodide_run.mjs ARCHIVE.zip JOBS.json [SNAPSHOT.bin.gz]
+// With SNAPSHOT (sitebuild/snapshot.mjs's, made from ARCHIVE), Python starts from it as the site's worker does.
 // JOBS: [{"preset": "...", "seed": 7|null, "duration": 30.0|null}, ...]
 import { loadPyodide } from "pyodide";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
+import { gunzipSync } from "node:zlib";
 
 const require = createRequire(import.meta.url);
 const indexURL = dirname(require.resolve("pyodide/package.json")) + "/";
-const [archive, jobsPath] = process.argv.slice(2);
+const [archive, jobsPath, snapshot] = process.argv.slice(2);
 const jobs = JSON.parse(readFileSync(jobsPath, "utf8"));
 
 const t0 = performance.now();
-const pyodide = await loadPyodide({ indexURL, stdout: () => {}, stderr: (s) => process.stderr.write(s + "\n") });
+const options = { indexURL, stdout: () => {}, stderr: (s) => process.stderr.write(s + "\n") };
+if (snapshot) options._loadSnapshot = gunzipSync(readFileSync(snapshot));
+const pyodide = await loadPyodide(options);
 pyodide.unpackArchive(new Uint8Array(readFileSync(archive)), "zip", { extractDir: "/app" });
-pyodide.runPython("import sys; sys.path.insert(0, '/app')");
+if (!snapshot) pyodide.runPython("import sys; sys.path.insert(0, '/app')");
 const load_ms = performance.now() - t0;
 
 const runOne = pyodide.runPython(`

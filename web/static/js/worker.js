@@ -35,28 +35,77 @@ function lockdown() {
 let bridgeCall = null;
 let queue = Promise.resolve();
 
+/** The bytes at `path` (under static/), or a rejection naming it. */
+async function fetchBytes(path) {
+  const r = await fetch(new URL(path, BASE));
+  if (!r.ok) throw new Error(`cannot fetch ${path}: HTTP ${r.status}`);
+  return new Uint8Array(await r.arrayBuffer());
+}
+
+/** Hex SHA-256 of `bytes`. */
+async function sha256(bytes) {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** py/snapshot.json (sitebuild/snapshot.py), or null when the site has none or it cannot be read. */
+async function fetchManifest() {
+  try {
+    const r = await fetch(new URL("py/snapshot.json", BASE));
+    return r.ok ? await r.json() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The snapshot `manifest` names, inflated; rejects, saying why, when it was made from another sims.zip. */
+async function snapshotBytes(manifest, zip) {
+  const gz = fetchBytes(`py/${manifest.file}`);
+  gz.catch(() => {}); // observed below, unless the zip's hash says not to
+  if ((await sha256(await zip)) !== manifest.sims_sha256) throw new Error("it was made from another sims.zip");
+  const bytes = await gz;
+  // gzip in the file itself; a host that served it with Content-Encoding: gzip already inflated it
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+}
+
 async function boot() {
   const t0 = performance.now();
-  const { loadPyodide } = await import(new URL("vendor/pyodide/pyodide.mjs", BASE).href);
-  const indexURL = new URL("vendor/pyodide/", BASE).href;
-  const [pyodide, zip] = await Promise.all([
-    loadPyodide({ indexURL, stdout: () => {}, stderr: (s) => console.warn(s) }),
-    fetch(new URL("py/sims.zip", BASE)).then((r) => {
-      if (!r.ok) throw new Error(`cannot fetch sims.zip: HTTP ${r.status}`);
-      return r.arrayBuffer();
-    }),
-  ]);
+  const manifest = fetchManifest();
+  const zip = fetchBytes("py/sims.zip");
+  zip.catch(() => {}); // observed below
+  const { loadPyodide, version } = await import(new URL("vendor/pyodide/pyodide.mjs", BASE).href);
+  const options = { indexURL: new URL("vendor/pyodide/", BASE).href, stdout: () => {}, stderr: (s) => console.warn(s) };
+  let pyodide = null;
+  let start = "fresh";
+  const m = await manifest;
+  if (m && m.file && m.pyodide === version) {
+    try {
+      // a promise: Pyodide fetches its wasm and loads pyodide.asm.mjs while the snapshot arrives.
+      // Restored, Python has /app on sys.path and the bridge imported; only the files are missing
+      // (Emscripten keeps them outside the memory), so sims.zip is unpacked again for what reads them later
+      const snapshot = snapshotBytes(m, zip);
+      snapshot.catch(() => {}); // observed by loadPyodide, which only awaits it once its own script is in
+      pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+      start = "snapshot";
+    } catch (err) {
+      console.info(`Pyodide starts without its snapshot: ${err && err.message ? err.message : err}`);
+    }
+  }
+  pyodide ??= await loadPyodide(options);
+  const bytes = await zip;
   const t1 = performance.now();
-  pyodide.unpackArchive(zip, "zip", { extractDir: "/app" });
-  pyodide.runPython("import sys; sys.path.insert(0, '/app')");
+  pyodide.unpackArchive(bytes, "zip", { extractDir: "/app" });
+  if (start === "fresh") pyodide.runPython("import sys; sys.path.insert(0, '/app')");
   bridgeCall = pyodide.pyimport("web.pyodide.bridge").call;
   if (EDITED) lockdown();
   const t2 = performance.now();
   return {
     python: pyodide.runPython("import sys; sys.version.split()[0]"),
+    start, // "snapshot" | "fresh": how Python started (sim-element.js shows it as data-start)
     load_ms: t2 - t0, // since the worker started
-    pyodide_ms: t1 - t0, // loadPyodide and the fetch of sims.zip, in parallel
-    import_ms: t2 - t1, // unpacking and importing the bridge (and through it sims.core)
+    pyodide_ms: t1 - t0, // loadPyodide (or the snapshot's restore) and the fetch of sims.zip, in parallel
+    import_ms: t2 - t1, // unpacking sims.zip and importing the bridge (and through it sims.core); from the snapshot, the unpacking only
   };
 }
 
