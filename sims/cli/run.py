@@ -72,7 +72,8 @@ def write_trace(events, path: str) -> None:
             signal.signal(signal.SIGTERM, previous)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _build(args: argparse.Namespace):
+    """The run's preset and its ``Scenario`` (stream and panels built), or a ``UsageError``."""
     preset = presets.load(args.preset)
     overrides = arg.settings(args.set)
     if overrides:
@@ -102,10 +103,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         from sims.core import editpanel
 
         editpanel.add_file(sc, args.policy_file, preset)
-    # the stream, the panels and every module live until the command ends: frozen out of the
-    # cyclic collector's sight, its passes during the run (and the one at exit) scan only what the
-    # run allocates. Results do not depend on it; reference counts still free what dies.
-    gc.freeze()
+    return preset, sc
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    # The preset, the stream, the panels and every module live until the command ends. While they
+    # are built the cyclic collector's passes over them find nothing to free (18 M instructions,
+    # 0.5% of `run engine-vidur-10k`), so it is off; then they are frozen out of its sight, so
+    # its passes during the run (and the one at exit) scan only what the run allocates. Results do
+    # not depend on it; reference counts still free what dies.
+    gc.disable()
+    try:
+        preset, sc = _build(args)
+        gc.freeze()
+    finally:
+        gc.enable()
     run_with_progress(sc, preset.name)
     if args.drain:
         sc.run()  # arrivals stopped at the duration: run until every request finishes
@@ -116,9 +128,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps(result))
     else:
         print(table(result))
-    if args.policy_file and editpanel.stops(sc):
-        stops = [s.text(args.policy_file, n) for n, s in editpanel.stops(sc).items()]
-        raise UsageError("; ".join(stops))
+    if args.policy_file:
+        from sims.core import editpanel
+
+        if editpanel.stops(sc):
+            stops = [s.text(args.policy_file, n) for n, s in editpanel.stops(sc).items()]
+            raise UsageError("; ".join(stops))
     return 0
 
 

@@ -32,6 +32,7 @@ from sims.hw.shape import ModelShape
 FIT_PATH = Path(__file__).with_name("fit.toml")
 EFFICIENCY_PATH = Path(__file__).with_name("efficiency.toml")
 _FILES: dict[str, dict] = {}
+_PREFILL_KEYS = 4096  # prefill attention results cached per StepModel at most
 CALIBRATED = ("gemm_mfu", "gemm_bw", "attn_mfu", "attn_bw", "step_overhead_s")  # per-GPU overrides
 
 
@@ -141,6 +142,7 @@ class StepModel:
         if not shape.sliding_layers:
             self.decode_attention_s = self._full_decode_attention()
         self._base: dict[int, float] = {}
+        self._prefill: dict[tuple, float] = {}  # (tokens, pairs, kv_read) -> prefill attention seconds
 
     def _ops_s(self, ops: list, rows: int) -> float:
         total = 0.0
@@ -174,7 +176,19 @@ class StepModel:
     def prefill_attention_s(self, tokens: int, pairs: int, kv_read: int) -> float:
         """Prefill chunks of ``tokens`` new tokens in all, attending ``pairs`` query-key pairs and
         reading ``kv_read`` cached tokens' KV; a windowed layer sees at most ``window`` keys a query
-        (and, as if the chunks were one sequence, at most ``window`` cached tokens)."""
+        (and, as if the chunks were one sequence, at most ``window`` cached tokens). Cached: it
+        depends on nothing else, and a workload of fixed prompts repeats a handful of keys (the
+        engine asks once per general step). Cleared when full, so a workload of ever new chunk
+        shapes holds at most ``_PREFILL_KEYS`` of them."""
+        key = (tokens, pairs, kv_read)
+        v = self._prefill.get(key)
+        if v is None:
+            if len(self._prefill) >= _PREFILL_KEYS:
+                self._prefill.clear()
+            v = self._prefill[key] = self._prefill_attention_s(tokens, pairs, kv_read)
+        return v
+
+    def _prefill_attention_s(self, tokens: int, pairs: int, kv_read: int) -> float:
         total = 0.0
         kvb, qb = self.kv_layer_bytes, self.q_bytes
         for count, window in self.attn_layers:
