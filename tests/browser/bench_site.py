@@ -43,7 +43,7 @@ def _live(page, url: str) -> tuple[float, float, str | None]:
     page.wait_for_function("() => document.querySelector('contention-sim').liveAt", timeout=120_000)
     f, lv, start = page.evaluate(
         "() => { const e = document.querySelector('contention-sim');"
-        " return [e.firstFrameAt, e.liveAt, e.dataset.start || null]; }"
+        " return [e.firstFrameAt, e.liveAt, e.worker?.info?.start || null]; }"
     )
     return f / 1000, lv / 1000, start
 

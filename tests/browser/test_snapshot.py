@@ -24,7 +24,7 @@ def live_run(page, server: str) -> tuple[str, dict]:
     wait_live(page)
     got = sim_eval(
         page,
-        "sim.pause(); await sim.seek(arg); return {start: sim.dataset.start, state: sim.dataset.state,"
+        "sim.pause(); await sim.seek(arg); return {start: sim.worker.info.start, state: sim.dataset.state,"
         " error: sim.dataset.error || null, snap: await sim.snapshot()};",
         T,
     )

@@ -3,6 +3,7 @@
 // terms. Loaded after the first frame (sim-ui.js), so an embed's first paint does not wait for it.
 import { fmt } from "./render.js";
 import { formatMetric } from "./metrics.js";
+import { claimOf } from "./meta.js";
 // What a dollar metric is per, in words (docs/cost.md): the verdict says "pays $X per ...".
 const PER = {
   usd_per_mtok_out: "per million output tokens",
@@ -45,4 +46,26 @@ export function bill(claim, t, values) {
   const names = claim.panels || [];
   if (PER[claim.metric] || names.length < 2) return null;
   return verdict({ ...claim, metric: "usd_per_mtok_out", panels: [names[0], names[names.length - 1]], at: 0 }, t, values, {});
+}
+
+/** Write the claim's sentence for frame `f` into the element's `ui.verdict` (hidden without one). */
+export function say(sim, f) {
+  const claim = claimOf(sim.meta);
+  if (!claim) return;
+  const of = (metric) => Object.fromEntries((claim.panels || []).map((n) => [n, f.panels[n]?.metrics?.[metric]]));
+  const said = verdict(claim, f.t, of(claim.metric), sim.meta.metrics);
+  const paid = said && bill(claim, f.t, of("usd_per_mtok_out"));
+  const text = paid ? `${said} The bill: ${paid.replace(/^At [\d.]+ s, /, "")}` : said;
+  const p = (sim.ui.verdict ??= line(sim.ui.wrap));
+  p.hidden = !text;
+  if (text && p.textContent !== text) p.textContent = text;
+}
+
+/** The sentence's line, under what to watch for (or under the panels when there is none). */
+function line(wrap) {
+  const p = document.createElement("p");
+  p.className = "cs-verdict";
+  p.style.cssText = "margin:-0.4rem 0 0.8rem;padding:0 0.9rem;font-size:0.95rem;font-variant-numeric:tabular-nums";
+  (wrap.querySelector(":scope > .cs-watch") || wrap.querySelector(":scope > .cs-panels")).after(p);
+  return p;
 }

@@ -351,7 +351,6 @@ export class ContentionSim extends HTMLElement {
       this._setStatus("");
       this._clearPanelErrors();
       this.liveAt ??= performance.now();
-      if (this.worker.info?.start) this.dataset.start = this.worker.info.start; // "snapshot" | "fresh" (worker.js)
       liveResolve();
     } catch (err) {
       this._fail(err);

@@ -4,7 +4,6 @@
 import { speedFromSlider } from "./driver.js";
 import { drawView, fmt } from "./render.js";
 import { formatMetric } from "./metrics.js";
-import { claimOf } from "./meta.js";
 import { KEY_COLORS } from "./palette.js";
 
 const STATIC = new URL("../", import.meta.url);
@@ -132,9 +131,12 @@ export function buildUI(sim) {
     m.watch_for && sim.getAttribute("caption") !== "false"
       ? el("p", { class: "cs-watch" }, el("strong", { text: "Watch for: " }), ui.watch)
       : "";
-  // the claim in this run's numbers (claim.js), under what to watch for; loaded after first paint
-  ui.verdict = el("p", { class: "cs-verdict", hidden: true });
-  import("./claim.js").then((mod) => (ui.claim = mod));
+  // the claim in this run's numbers (claim.js), loaded after first paint; a page that bundles its
+  // modules (the notebook) goes without it
+  import("./claim.js").then(
+    (mod) => (ui.claim = mod),
+    () => {},
+  );
   const picker = el("div", { class: "cs-picker-slot" });
   // the panel picker (not in an embed, which shows what its writer chose), loaded after first paint
   if (full && !knob && !sim.constructor.shadow && m.panels.length > 2)
@@ -176,7 +178,6 @@ export function buildUI(sim) {
     ui.stepNote,
     grid,
     watch,
-    ui.verdict,
     picker,
     extras,
     ui.chartHost,
@@ -277,17 +278,7 @@ export function renderFrame(sim, f, theme, resized) {
       if (cell.textContent !== text) cell.textContent = text;
     }
   }
-  const claim = claimOf(sim.meta);
-  if (claim && ui.claim) {
-    const { bill, verdict } = ui.claim;
-    const values = Object.fromEntries((claim.panels || []).map((n) => [n, f.panels[n]?.metrics?.[claim.metric]]));
-    const dollars = Object.fromEntries((claim.panels || []).map((n) => [n, f.panels[n]?.metrics?.usd_per_mtok_out]));
-    const said = verdict(claim, f.t, values, sim.meta.metrics);
-    const paid = said && bill(claim, f.t, dollars);
-    const text = paid ? `${said} The bill: ${paid.replace(/^At [\d.]+ s, /, "")}` : said;
-    ui.verdict.hidden = !text;
-    if (text && ui.verdict.textContent !== text) ui.verdict.textContent = text;
-  }
+  ui.claim?.say(sim, f);
   if (!sim._dragging) ui.time.value = String(f.t);
   const shown = `${f.t.toFixed(1)} / ${fmt(sim.meta.duration)} s`;
   if (ui.timeOut.textContent !== shown) {

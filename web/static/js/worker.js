@@ -102,7 +102,7 @@ async function boot() {
   const t2 = performance.now();
   return {
     python: pyodide.runPython("import sys; sys.version.split()[0]"),
-    start, // "snapshot" | "fresh": how Python started (sim-element.js shows it as data-start)
+    start, // "snapshot" | "fresh": how Python started (read as sim.worker.info.start)
     load_ms: t2 - t0, // since the worker started
     pyodide_ms: t1 - t0, // loadPyodide (or the snapshot's restore) and the fetch of sims.zip, in parallel
     import_ms: t2 - t1, // unpacking sims.zip and importing the bridge (and through it sims.core); from the snapshot, the unpacking only
