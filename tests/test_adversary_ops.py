@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from sims.core import presets
 from web.pyodide import bridge
 
 
@@ -86,3 +87,30 @@ def test_unsupported_pages_and_bad_objectives_say_why():
 def test_sliders_of_the_replaced_generator_are_dropped():
     result = _search("cache-scan", budget=5)
     assert [c["target"] for c in result["overrides"]["controls"]] == ["defaults.size"]
+
+
+def test_figure8_page_finds_a_schedule_that_loses_a_commit_and_plays_it():
+    """The consensus page's "Find a schedule that breaks this": the broken panel's safety checker
+    counts, the shrunk schedule replaces the page's, and the page's run of it (from t = 0, to the
+    schedule's own end) breaks raft_broken_commit exactly as the search scored it, and not Raft."""
+    info = call("search_info", preset="consensus-figure8")
+    assert info["supported"] and info["searches"] == "schedule"
+    assert info["objective"] == "safety_violations(raft_broken_commit)" and info["size"] == 5
+    result = _search("consensus-figure8", until_positive=True)
+    assert result["best_score"] > 0 and result["found_at"] <= info["budget"]
+    assert result["shrunk"]["minimal"] and result["steps"] == result["shrunk"]["to"] < result["shrunk"]["from"]
+    assert result["why"] and all(line.startswith("raft_broken_commit: ") for line in result["why"])
+    workload = result["overrides"]["workload"]
+    assert workload["op_rate"] == 0 and workload["schedule"] == result["schedule"]
+    session = bridge.Session("consensus-figure8", None, None, result["overrides"])
+    assert session.sc.duration == result["overrides"]["duration"] != presets.load("consensus-figure8").duration
+    session.sc.run()
+    played = session.sc.metrics()
+    assert played["raft_broken_commit"] == result["panels"]["raft_broken_commit"]
+    assert played["raft_broken_commit"]["safety_violations"] == result["best_score"] > 0
+    assert played["raft"]["safety_violations"] == 0
+
+
+def test_consensus_pages_without_site_search_are_not_searched():
+    info = call("search_info", preset="consensus-paxos")
+    assert info["supported"] is False and "[site.search]" in info["reason"]

@@ -28,6 +28,10 @@ _SHORT = {
     "ratelimit": lambda k: (min(MAX_LENGTH, 4 * k), 2_000),
 }
 
+# a fault schedule search (the consensus topic's steps, sims/consensus/trials.py): (length, budget)
+_SCHEDULES = {"consensus": (40, 2_000)}
+MAX_STEPS = 200  # steps a page's schedule may hold: each is one to three events in the URL
+
 _SEARCHES: dict[str, tuple[Search, Any]] = {}  # id -> (search, the preset it runs over)
 
 
@@ -42,8 +46,11 @@ def defaults(preset) -> dict:
     """What the page's search starts with: the preset's ``[site.search]`` (objective, size,
     length, budget), else the reverse of its claim (the claim says panel A beats panel B: find
     a workload on which B beats A by the most)."""
-    if preset.topic not in _SHORT:  # a fault schedule search is the CLI's (docs/search.md)
-        raise ValueError(f"the page's search covers {', '.join(sorted(_SHORT))}, not {preset.topic}")
+    if preset.topic in _SCHEDULES:
+        return _schedule_defaults(preset)
+    if preset.topic not in _SHORT:
+        covered = sorted([*_SHORT, *_SCHEDULES])
+        raise ValueError(f"the page's search covers {', '.join(covered)}, not {preset.topic}")
     spec = SPECS[preset.topic]
     own = preset.site.get("search") or {}
     objective, size = own.get("objective"), own.get("size")
@@ -69,9 +76,35 @@ def defaults(preset) -> dict:
         size = next((s for s in (spec.size_of(p.params) for p in preset.panels) if s is not None), 4)
     length, budget = _SHORT[preset.topic](int(size))
     return {
+        "searches": "workload",
         "objective": objective,
         "size": int(size),
         "length": min(MAX_LENGTH, int(own.get("length", length))),
+        "budget": min(MAX_BUDGET, int(own.get("budget", budget))),
+    }
+
+
+def _schedule_defaults(preset) -> dict:
+    """A fault schedule search's start: the preset's ``[site.search]`` names its objective, or
+    "violations" and the ``policies`` whose safety checker counts (as the CLI's ``--objective
+    violations --policies``); the size is the page's servers."""
+    spec = SPECS[preset.topic]
+    own = preset.site.get("search")
+    if not own:
+        raise ValueError(f"{preset.name}: a fault schedule search needs the page's [site.search] (its policies)")
+    objective = str(own.get("objective", "violations"))
+    size = next((s for s in (spec.size_of(p.params) for p in preset.panels) if s is not None), spec.default_size)
+    if objective.strip() == "violations":
+        policies = own.get("policies") or []
+        if not policies:
+            raise ValueError(f"{preset.name}: [site.search] objective 'violations' needs policies: whose to count")
+        objective = " + ".join(f"{spec.violations}({p})" for p in policies)  # the CLI's words
+    length, budget = _SCHEDULES[preset.topic]
+    return {
+        "searches": "schedule",
+        "objective": objective,
+        "size": int(size),
+        "length": min(MAX_STEPS, int(own.get("length", length))),
         "budget": min(MAX_BUDGET, int(own.get("budget", budget))),
     }
 
@@ -100,7 +133,7 @@ def _op_search_start(a: dict) -> dict:
         preset.topic,
         a.get("objective") or start["objective"],
         _int(a, "size", start["size"], 1_000_000),
-        _int(a, "length", start["length"], MAX_LENGTH),
+        _int(a, "length", start["length"], MAX_STEPS if preset.topic in _SCHEDULES else MAX_LENGTH),
         seed=preset.seed if seed is None else int(seed),
         preset=preset,
     )
@@ -138,8 +171,13 @@ def _op_search_result(a: dict) -> dict:
     controls = [dict(c) for c in preset.controls]
     if any(c["target"].startswith("workload.") for c in controls):  # sliders of the replaced generator go
         overrides["controls"] = [c for c in controls if not c["target"].startswith("workload.")]
+    found: dict[str, Any] = {}
+    if p.spec.genome == "schedule":  # the run lasts until the last step settles, as the search ran it
+        overrides["duration"] = p.layout.run_length(best)
+        found = {"schedule": p.layout.schedule(best), "steps": len(best), "why": p.why(best)}
     return {
         **s.state(),
+        **found,
         "best_score": score,
         "shrunk": shrunk,
         "objective": p.objective.text,
