@@ -114,3 +114,21 @@ def test_figure8_page_finds_a_schedule_that_loses_a_commit_and_plays_it():
 def test_consensus_pages_without_site_search_are_not_searched():
     info = call("search_info", preset="consensus-paxos")
     assert info["supported"] is False and "[site.search]" in info["reason"]
+
+
+def test_gc_pause_page_finds_a_schedule_with_two_leaders_under_zookeeper_and_plays_it():
+    """The election page's schedule search (pauses and clock skew among its steps): a schedule on
+    which ZooKeeper's recipe has two leaders at once, replayed on the page to the same split-brain
+    seconds, while the lease with its guard has none (the page's claim)."""
+    info = call("search_info", preset="election-gc-pause")
+    assert info["supported"] and info["searches"] == "schedule" and info["objective"] == "split_brain_s(zookeeper)"
+    result = _search("election-gc-pause")
+    assert result["best_score"] > 0 and result["evaluations"] == result["found_at"] < info["budget"]
+    assert result["why"] == []  # no safety checker: the metric is the finding
+    session = bridge.Session("election-gc-pause", None, None, result["overrides"])
+    assert session.sc.duration == result["overrides"]["duration"]
+    session.sc.run()
+    played = session.sc.metrics()
+    assert played["zookeeper"] == result["panels"]["zookeeper"]
+    assert played["zookeeper"]["split_brain_s"] == result["best_score"] > 0
+    assert played["lease"]["split_brain_s"] == 0

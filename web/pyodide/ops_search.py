@@ -29,7 +29,7 @@ _SHORT = {
 }
 
 # a fault schedule search (the consensus topic's steps, sims/consensus/trials.py): (length, budget)
-_SCHEDULES = {"consensus": (40, 2_000)}
+_SCHEDULES = {"consensus": (40, 2_000), "election": (40, 2_000)}
 MAX_STEPS = 200  # steps a page's schedule may hold: each is one to three events in the URL
 
 _SEARCHES: dict[str, tuple[Search, Any]] = {}  # id -> (search, the preset it runs over)
