@@ -132,3 +132,22 @@ def test_gc_pause_page_finds_a_schedule_with_two_leaders_under_zookeeper_and_pla
     assert played["zookeeper"] == result["panels"]["zookeeper"]
     assert played["zookeeper"]["split_brain_s"] == result["best_score"] > 0
     assert played["lease"]["split_brain_s"] == 0
+
+
+def test_failover_page_finds_a_schedule_that_loses_acked_writes_and_plays_it():
+    """The replication page's schedule search: its faults come back as the preset's ``events``
+    and its clients as the workload (the CLI's --out), so the page's async panel loses the same
+    acknowledged writes the search counted, and sync none."""
+    info = call("search_info", preset="replication-failover")
+    assert info["objective"] == "lost_acked_writes(async)" and info["size"] == 3
+    result = _search("replication-failover")
+    assert result["best_score"] > 0 and result["evaluations"] == result["found_at"]
+    assert result["overrides"]["events"] == result["schedule"] and result["schedule"]
+    assert all(ev["kind"] == "fault" for ev in result["schedule"])
+    session = bridge.Session("replication-failover", None, None, result["overrides"])
+    assert session.sc.duration == result["overrides"]["duration"]
+    session.sc.run()
+    played = session.sc.metrics()
+    assert played["async"] == result["panels"]["async"]
+    assert played["async"]["lost_acked_writes"] == result["best_score"] > 0
+    assert played["sync"]["lost_acked_writes"] == 0

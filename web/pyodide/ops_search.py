@@ -29,7 +29,7 @@ _SHORT = {
 }
 
 # a fault schedule search (the consensus topic's steps, sims/consensus/trials.py): (length, budget)
-_SCHEDULES = {"consensus": (40, 2_000), "election": (40, 2_000)}
+_SCHEDULES = {"consensus": (40, 2_000), "election": (40, 2_000), "replication": (40, 2_000)}
 MAX_STEPS = 200  # steps a page's schedule may hold: each is one to three events in the URL
 
 _SEARCHES: dict[str, tuple[Search, Any]] = {}  # id -> (search, the preset it runs over)
@@ -178,6 +178,8 @@ def _op_search_result(a: dict) -> dict:
     found: dict[str, Any] = {}
     if p.spec.genome == "schedule":  # the run lasts until the last step settles, as the search ran it
         overrides["duration"] = p.layout.run_length(best)
+        if p.topic == "replication":  # its faults are the preset's [[events]]; the workload is the clients'
+            overrides["events"] = p.layout.schedule(best)
         found = {"schedule": p.layout.schedule(best), "steps": len(best), "why": p.why(best)}
     return {
         **s.state(),
