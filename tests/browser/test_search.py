@@ -121,3 +121,39 @@ def test_the_button_finds_a_schedule_that_loses_a_commit_on_figure8(page, server
     assert float(frag["o.duration"][0]) == result["overrides"]["duration"] == pytest.approx(snap["t"])
     assert violations["raft_broken_commit"] == result["best_score"]
     assert not page.errors, page.errors
+
+
+@pytest.mark.parametrize(
+    "preset, metric, broken, sound",
+    [
+        ("election-gc-pause", "split_brain_s", "zookeeper", "lease"),
+        ("replication-failover", "lost_acked_writes", "async", "sync"),
+    ],
+)
+def test_the_schedule_button_on_election_and_replication_pages(page, server, preset, metric, broken, sound):
+    # the same button on the other schedule topics: the page plays what it found to the end,
+    # the broken panel shows it and the claim's sound one does not; a fresh page from the link too
+    page.goto(f"{server}play/{preset}/")
+    wait_live(page)
+    go = page.locator("[data-search-go]")
+    go.wait_for(timeout=60_000)
+    assert go.inner_text() == "Find a schedule that breaks this"
+    go.click()
+    page.wait_for_function(
+        "() => ['found', 'none', 'error'].includes(document.querySelector('[data-search]').dataset.searchState)",
+        timeout=240_000,
+    )
+    slot = page.locator("[data-search]")
+    assert slot.get_attribute("data-search-state") == "found", slot.inner_text()
+    assert page.locator("[data-search-schedule] li").count() > 0
+    wait_live(page)
+    end = "await sim.seek(sim.meta.duration); return await sim.snapshot();"
+    snap = sim_eval(page, end)
+    assert snap["panels"][broken][metric] > 0 and snap["panels"][sound][metric] == 0, snap["panels"]
+    page.wait_for_function("() => location.hash.includes('o.duration=')")
+    other = page.context.new_page()
+    other.goto(page.url)
+    wait_live(other)
+    assert sim_eval(other, end)["panels"][broken][metric] == snap["panels"][broken][metric]
+    other.close()
+    assert not page.errors, page.errors
