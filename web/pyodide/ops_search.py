@@ -7,6 +7,12 @@ over a preset page's own panels, run in chunks so the page can draw progress bet
 (``{"workload": {...}}``, which replaces the preset's generator, and ``controls`` without the
 sliders of that generator where it had some: the page's duration and panels stay, so the page
 plays it with no other change); ``search_drop`` forgets it.
+
+On consensus, election and replication pages whose ``[site.search]`` names the policies to
+break, it is "Find a schedule that breaks this": the CLI's fault schedule search, stopped at the
+first schedule the objective scores above 0, whose result adds the schedule (as the CLI prints
+it), what the safety checker caught, and a ``duration`` override (the schedule's own run, as the
+search scored it; a replication schedule's faults come as ``events``).
 """
 
 from __future__ import annotations
