@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from sims.core import presets
 from web.pyodide import bridge
 
 
@@ -86,3 +87,67 @@ def test_unsupported_pages_and_bad_objectives_say_why():
 def test_sliders_of_the_replaced_generator_are_dropped():
     result = _search("cache-scan", budget=5)
     assert [c["target"] for c in result["overrides"]["controls"]] == ["defaults.size"]
+
+
+def test_figure8_page_finds_a_schedule_that_loses_a_commit_and_plays_it():
+    """The consensus page's "Find a schedule that breaks this": the broken panel's safety checker
+    counts, the shrunk schedule replaces the page's, and the page's run of it (from t = 0, to the
+    schedule's own end) breaks raft_broken_commit exactly as the search scored it, and not Raft."""
+    info = call("search_info", preset="consensus-figure8")
+    assert info["supported"] and info["searches"] == "schedule"
+    assert info["objective"] == "safety_violations(raft_broken_commit)" and info["size"] == 5
+    result = _search("consensus-figure8")  # the search itself stops at the first violation
+    assert result["best_score"] > 0 and result["evaluations"] == result["found_at"] < info["budget"]
+    assert result["shrunk"]["minimal"] and result["steps"] == result["shrunk"]["to"] < result["shrunk"]["from"]
+    assert result["why"] and all(line.startswith("raft_broken_commit: ") for line in result["why"])
+    workload = result["overrides"]["workload"]
+    assert workload["op_rate"] == 0 and workload["schedule"] == result["schedule"]
+    session = bridge.Session("consensus-figure8", None, None, result["overrides"])
+    assert session.sc.duration == result["overrides"]["duration"] != presets.load("consensus-figure8").duration
+    session.sc.run()
+    played = session.sc.metrics()
+    assert played["raft_broken_commit"] == result["panels"]["raft_broken_commit"]
+    assert played["raft_broken_commit"]["safety_violations"] == result["best_score"] > 0
+    assert played["raft"]["safety_violations"] == 0
+
+
+def test_consensus_pages_without_site_search_are_not_searched():
+    info = call("search_info", preset="consensus-paxos")
+    assert info["supported"] is False and "[site.search]" in info["reason"]
+
+
+def test_gc_pause_page_finds_a_schedule_with_two_leaders_under_zookeeper_and_plays_it():
+    """The election page's schedule search (pauses and clock skew among its steps): a schedule on
+    which ZooKeeper's recipe has two leaders at once, replayed on the page to the same split-brain
+    seconds, while the lease with its guard has none (the page's claim)."""
+    info = call("search_info", preset="election-gc-pause")
+    assert info["supported"] and info["searches"] == "schedule" and info["objective"] == "split_brain_s(zookeeper)"
+    result = _search("election-gc-pause")
+    assert result["best_score"] > 0 and result["evaluations"] == result["found_at"] < info["budget"]
+    assert result["why"] == []  # no safety checker: the metric is the finding
+    session = bridge.Session("election-gc-pause", None, None, result["overrides"])
+    assert session.sc.duration == result["overrides"]["duration"]
+    session.sc.run()
+    played = session.sc.metrics()
+    assert played["zookeeper"] == result["panels"]["zookeeper"]
+    assert played["zookeeper"]["split_brain_s"] == result["best_score"] > 0
+    assert played["lease"]["split_brain_s"] == 0
+
+
+def test_failover_page_finds_a_schedule_that_loses_acked_writes_and_plays_it():
+    """The replication page's schedule search: its faults come back as the preset's ``events``
+    and its clients as the workload (the CLI's --out), so the page's async panel loses the same
+    acknowledged writes the search counted, and sync none."""
+    info = call("search_info", preset="replication-failover")
+    assert info["objective"] == "lost_acked_writes(async)" and info["size"] == 3
+    result = _search("replication-failover")
+    assert result["best_score"] > 0 and result["evaluations"] == result["found_at"]
+    assert result["overrides"]["events"] == result["schedule"] and result["schedule"]
+    assert all(ev["kind"] == "fault" for ev in result["schedule"])
+    session = bridge.Session("replication-failover", None, None, result["overrides"])
+    assert session.sc.duration == result["overrides"]["duration"]
+    session.sc.run()
+    played = session.sc.metrics()
+    assert played["async"] == result["panels"]["async"]
+    assert played["async"]["lost_acked_writes"] == result["best_score"] > 0
+    assert played["sync"]["lost_acked_writes"] == 0

@@ -76,9 +76,9 @@ class Problem:
         self.size = size
         self.length = length
         self.seed = seed
-        self.layout: Layout = self.spec.layout(
-            size, length, keys, preset.duration if preset is not None else None, seed=seed
-        )
+        # a schedule runs until its last step settles: the page takes that duration with it
+        fixed = preset is not None and self.spec.genome != "schedule"
+        self.layout: Layout = self.spec.layout(size, length, keys, preset.duration if fixed else None, seed=seed)
         self.universe = self.layout.universe
         self._topic = registry.load_topic(topic)
         known = registry.topic_info(topic).metrics
@@ -90,7 +90,8 @@ class Problem:
         self.panels: list[PanelPlan] = []
         self._index: dict[tuple[str, int], int] = {}
         self._protos: dict[str, object] = {}  # spec.copy_panels: each panel built once, on no stream
-        self._scheduled = [dict(e) for e in preset.events] if preset is not None else []  # add a node at t...
+        # add a node at t...; a schedule search's own faults replace a preset's
+        self._scheduled = [dict(e) for e in preset.events] if fixed else []
         if preset is not None:
             self._preset_panels(preset)
         else:

@@ -78,3 +78,82 @@ def test_a_found_workload_takes_its_generators_sliders_and_story_away(page, serv
     assert page.locator(slider).count() == 1
     assert "replaces" not in page.locator(".cs-watch").inner_text()
     assert not page.errors, page.errors
+
+
+def test_the_button_finds_a_schedule_that_loses_a_commit_on_figure8(page, server):
+    # consensus-figure8: "Find a schedule that breaks this" searches fault schedules for a safety
+    # violation of raft_broken_commit, lists the shrunk schedule and what the checker caught, and
+    # plays it from t = 0 to its own end: the broken panel loses a commit, Raft does not
+    page.goto(f"{server}play/consensus-figure8/")
+    wait_live(page)
+    go = page.locator("[data-search-go]")
+    go.wait_for(timeout=60_000)
+    assert go.inner_text() == "Find a schedule that breaks this"
+    assert page.locator(".cs-search-objective").input_value() == "safety_violations(raft_broken_commit)"
+    go.click()
+    page.wait_for_function(
+        "() => ['found', 'none', 'error'].includes(document.querySelector('[data-search]').dataset.searchState)",
+        timeout=240_000,
+    )
+    slot = page.locator("[data-search]")
+    assert slot.get_attribute("data-search-state") == "found", slot.inner_text()
+    steps = page.locator("[data-search-schedule] li").all_inner_texts()
+    why = page.locator("[data-search-why] li").all_inner_texts()
+    assert steps and all(s.startswith("t ") for s in steps), steps
+    assert why and all(w.startswith("raft_broken_commit: ") for w in why), why
+    wait_live(page)
+    snap = sim_eval(page, "await sim.seek(sim.meta.duration); return await sim.snapshot();")
+    violations = {name: m["safety_violations"] for name, m in snap["panels"].items()}
+    assert violations["raft_broken_commit"] > 0 and violations["raft"] == 0, violations
+    screenshot(page, "search-figure8")
+
+    # the link carries the schedule and its duration; the same search in CPython finds it
+    page.wait_for_function("() => location.hash.includes('o.workload=')")
+    frag = parse_qs(urlparse(page.url).fragment)
+    workload = json.loads(frag["o.workload"][0])
+    assert workload["op_rate"] == 0 and len(workload["schedule"]) == len(steps)
+    expected = json.loads(bridge.call("search_start", json.dumps({"id": "py8", "preset": "consensus-figure8"})))
+    assert expected["ok"]
+    bridge.call("search_run", json.dumps({"id": "py8", "n": 2_000}))
+    result = json.loads(bridge.call("search_result", json.dumps({"id": "py8"})))["result"]
+    bridge.call("search_drop", json.dumps({"id": "py8"}))
+    assert result["overrides"]["workload"] == workload
+    assert float(frag["o.duration"][0]) == result["overrides"]["duration"] == pytest.approx(snap["t"])
+    assert violations["raft_broken_commit"] == result["best_score"]
+    assert not page.errors, page.errors
+
+
+@pytest.mark.parametrize(
+    "preset, metric, broken, sound",
+    [
+        ("election-gc-pause", "split_brain_s", "zookeeper", "lease"),
+        ("replication-failover", "lost_acked_writes", "async", "sync"),
+    ],
+)
+def test_the_schedule_button_on_election_and_replication_pages(page, server, preset, metric, broken, sound):
+    # the same button on the other schedule topics: the page plays what it found to the end,
+    # the broken panel shows it and the claim's sound one does not; a fresh page from the link too
+    page.goto(f"{server}play/{preset}/")
+    wait_live(page)
+    go = page.locator("[data-search-go]")
+    go.wait_for(timeout=60_000)
+    assert go.inner_text() == "Find a schedule that breaks this"
+    go.click()
+    page.wait_for_function(
+        "() => ['found', 'none', 'error'].includes(document.querySelector('[data-search]').dataset.searchState)",
+        timeout=240_000,
+    )
+    slot = page.locator("[data-search]")
+    assert slot.get_attribute("data-search-state") == "found", slot.inner_text()
+    assert page.locator("[data-search-schedule] li").count() > 0
+    wait_live(page)
+    end = "await sim.seek(sim.meta.duration); return await sim.snapshot();"
+    snap = sim_eval(page, end)
+    assert snap["panels"][broken][metric] > 0 and snap["panels"][sound][metric] == 0, snap["panels"]
+    page.wait_for_function("() => location.hash.includes('o.duration=')")
+    other = page.context.new_page()
+    other.goto(page.url)
+    wait_live(other)
+    assert sim_eval(other, end)["panels"][broken][metric] == snap["panels"][broken][metric]
+    other.close()
+    assert not page.errors, page.errors

@@ -7,6 +7,12 @@ over a preset page's own panels, run in chunks so the page can draw progress bet
 (``{"workload": {...}}``, which replaces the preset's generator, and ``controls`` without the
 sliders of that generator where it had some: the page's duration and panels stay, so the page
 plays it with no other change); ``search_drop`` forgets it.
+
+On consensus, election and replication pages whose ``[site.search]`` names the policies to
+break, it is "Find a schedule that breaks this": the CLI's fault schedule search, stopped at the
+first schedule the objective scores above 0, whose result adds the schedule (as the CLI prints
+it), what the safety checker caught, and a ``duration`` override (the schedule's own run, as the
+search scored it; a replication schedule's faults come as ``events``).
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ _SHORT = {
     "ratelimit": lambda k: (min(MAX_LENGTH, 4 * k), 2_000),
 }
 
+# a fault schedule search (the consensus topic's steps, sims/consensus/trials.py): (length, budget)
+_SCHEDULES = {"consensus": (40, 2_000), "election": (40, 2_000), "replication": (40, 2_000)}
+MAX_STEPS = 200  # steps a page's schedule may hold: each is one to three events in the URL
+
 _SEARCHES: dict[str, tuple[Search, Any]] = {}  # id -> (search, the preset it runs over)
 
 
@@ -42,8 +52,11 @@ def defaults(preset) -> dict:
     """What the page's search starts with: the preset's ``[site.search]`` (objective, size,
     length, budget), else the reverse of its claim (the claim says panel A beats panel B: find
     a workload on which B beats A by the most)."""
-    if preset.topic not in _SHORT:  # a fault schedule search is the CLI's (docs/search.md)
-        raise ValueError(f"the page's search covers {', '.join(sorted(_SHORT))}, not {preset.topic}")
+    if preset.topic in _SCHEDULES:
+        return _schedule_defaults(preset)
+    if preset.topic not in _SHORT:
+        covered = sorted([*_SHORT, *_SCHEDULES])
+        raise ValueError(f"the page's search covers {', '.join(covered)}, not {preset.topic}")
     spec = SPECS[preset.topic]
     own = preset.site.get("search") or {}
     objective, size = own.get("objective"), own.get("size")
@@ -69,9 +82,35 @@ def defaults(preset) -> dict:
         size = next((s for s in (spec.size_of(p.params) for p in preset.panels) if s is not None), 4)
     length, budget = _SHORT[preset.topic](int(size))
     return {
+        "searches": "workload",
         "objective": objective,
         "size": int(size),
         "length": min(MAX_LENGTH, int(own.get("length", length))),
+        "budget": min(MAX_BUDGET, int(own.get("budget", budget))),
+    }
+
+
+def _schedule_defaults(preset) -> dict:
+    """A fault schedule search's start: the preset's ``[site.search]`` names its objective, or
+    "violations" and the ``policies`` whose safety checker counts (as the CLI's ``--objective
+    violations --policies``); the size is the page's servers."""
+    spec = SPECS[preset.topic]
+    own = preset.site.get("search")
+    if not own:
+        raise ValueError(f"{preset.name}: a fault schedule search needs the page's [site.search] (its policies)")
+    objective = str(own.get("objective", "violations"))
+    size = next((s for s in (spec.size_of(p.params) for p in preset.panels) if s is not None), spec.default_size)
+    if objective.strip() == "violations":
+        policies = own.get("policies") or []
+        if not policies:
+            raise ValueError(f"{preset.name}: [site.search] objective 'violations' needs policies: whose to count")
+        objective = " + ".join(f"{spec.violations}({p})" for p in policies)  # the CLI's words
+    length, budget = _SCHEDULES[preset.topic]
+    return {
+        "searches": "schedule",
+        "objective": objective,
+        "size": int(size),
+        "length": min(MAX_STEPS, int(own.get("length", length))),
         "budget": min(MAX_BUDGET, int(own.get("budget", budget))),
     }
 
@@ -100,7 +139,7 @@ def _op_search_start(a: dict) -> dict:
         preset.topic,
         a.get("objective") or start["objective"],
         _int(a, "size", start["size"], 1_000_000),
-        _int(a, "length", start["length"], MAX_LENGTH),
+        _int(a, "length", start["length"], MAX_STEPS if preset.topic in _SCHEDULES else MAX_LENGTH),
         seed=preset.seed if seed is None else int(seed),
         preset=preset,
     )
@@ -117,9 +156,13 @@ def _search(a: dict) -> Search:
 
 
 def _op_search_run(a: dict) -> dict:
+    """N more evaluations; a fault schedule search stops at its first violation, as the CLI's
+    ``--shrink`` does (one is the claim broken: the shrink then makes it readable)."""
     s = _search(a)
-    s.run(_int(a, "n", 200, MAX_BUDGET))
-    return s.state()
+    first = s.problem.spec.genome == "schedule"
+    s.run(_int(a, "n", 200, MAX_BUDGET), until_found=first)
+    state = s.state()
+    return {**state, "done": state["done"] or (first and s.found)}
 
 
 def _op_search_result(a: dict) -> dict:
@@ -138,8 +181,15 @@ def _op_search_result(a: dict) -> dict:
     controls = [dict(c) for c in preset.controls]
     if any(c["target"].startswith("workload.") for c in controls):  # sliders of the replaced generator go
         overrides["controls"] = [c for c in controls if not c["target"].startswith("workload.")]
+    found: dict[str, Any] = {}
+    if p.spec.genome == "schedule":  # the run lasts until the last step settles, as the search ran it
+        overrides["duration"] = p.layout.run_length(best)
+        if p.topic == "replication":  # its faults are the preset's [[events]]; the workload is the clients'
+            overrides["events"] = p.layout.schedule(best)
+        found = {"schedule": p.layout.schedule(best), "steps": len(best), "why": p.why(best)}
     return {
         **s.state(),
+        **found,
         "best_score": score,
         "shrunk": shrunk,
         "objective": p.objective.text,

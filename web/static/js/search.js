@@ -1,7 +1,9 @@
 // "Find a workload that breaks this" on a preset page (docs/search.md): an adversary search in the
 // page's worker (web/pyodide/ops_search.py), run in chunks of evaluations so a progress bar moves
 // between them, then the best workload loaded into the page as an override (o.workload=JSON in
-// the URL), from t = 0. Only on pages whose topic the search covers; the worker says which.
+// the URL), from t = 0. Only on pages whose topic the search covers; the worker says which. On a
+// consensus page it searches fault schedules instead ("Find a schedule that breaks this"): the one
+// found is shown step by step, with what the safety checker caught, and replaces the page's.
 import { el } from "./sim-ui.js";
 
 const CHUNK_MS = 150; // worker time per chunk: the page (and a Stop click) stay responsive between chunks
@@ -25,7 +27,7 @@ export class SearchBox {
       type: "button",
       class: "cs-btn",
       "data-search-go": true,
-      text: "Find a workload that breaks this",
+      text: `Find a ${info.searches} that breaks this`,
       onclick: () => this.run(),
     });
     this.stop = el("button", { type: "button", class: "cs-btn", hidden: true, text: "Stop", onclick: () => (this.stopped = true) });
@@ -39,7 +41,7 @@ export class SearchBox {
     });
     this.bar = el("progress", { max: "1", value: "0", hidden: true, "aria-label": "Search progress" });
     this.note = el("p", { class: "muted cs-search-note", role: "status", "aria-live": "polite" });
-    const hint = `maximize, over workloads, arithmetic of METRIC(policy, size) with k = ${info.size}; ${info.budget} evaluations`;
+    const hint = `maximize, over ${info.searches}s, arithmetic of METRIC(policy, size) with k = ${info.size}; ${info.budget} evaluations`;
     this.slot.replaceChildren(
       el(
         "div",
@@ -59,6 +61,23 @@ export class SearchBox {
     this.note.textContent = text;
   }
 
+  /** A found schedule in words, one event a line as the CLI prints it, then what the checker caught. */
+  _showSchedule(r) {
+    const words = (ev) =>
+      Object.entries(ev)
+        .map(([k, v]) => `${k} ${k === "t" ? Number(v.toFixed(3)) : typeof v === "object" ? JSON.stringify(v) : v}`)
+        .join(", ");
+    this.slot.append(
+      el(
+        "div",
+        { class: "cs-search-found" },
+        el("p", { class: "muted", text: `The schedule (${r.steps} steps, ${r.schedule.length} events):` }),
+        el("ol", { "data-search-schedule": true }, ...r.schedule.map((ev) => el("li", { text: words(ev) }))),
+        el("ul", { "data-search-why": true }, ...r.why.map((line) => el("li", { text: line }))),
+      ),
+    );
+  }
+
   async run() {
     if (this.running) return;
     const sim = this.sim;
@@ -69,6 +88,7 @@ export class SearchBox {
     this.stop.hidden = false;
     this.bar.hidden = false;
     this.bar.value = 0;
+    this.slot.querySelector(".cs-search-found")?.remove();
     sim.pause();
     try {
       const keep = Object.fromEntries(
@@ -94,7 +114,10 @@ export class SearchBox {
       const r = await w.request("search_result", { id: this.id });
       await w.request("search_drop", { id: this.id });
       if (!(r.best_score > 0)) {
-        this._state("none", `No workload found that breaks this in ${r.evaluations} evaluations: the best scores ${fmt(r.best_score)}.`);
+        this._state(
+          "none",
+          `No ${this.info.searches} found that breaks this in ${r.evaluations} evaluations: the best scores ${fmt(r.best_score)}.`,
+        );
         return;
       }
       const shown = Object.entries(r.panels)
@@ -114,6 +137,7 @@ export class SearchBox {
         "found",
         `Found ${r.objective} = ${fmt(r.best_score)} at evaluation ${r.found_at}${cut} (${shown}). Loaded from t = 0: press play, or copy the link.`,
       );
+      if (r.schedule) this._showSchedule(r);
     } catch (err) {
       this._state("error", `Search failed: ${err.message}`);
     } finally {
