@@ -21,12 +21,16 @@ def _faults_at_end(page) -> dict:
     return {name: m["faults"] for name, m in snap["panels"].items()}
 
 
-def test_the_button_finds_a_belady_anomaly_and_loads_it(page, server):
-    page.goto(f"{server}play/paging-belady/")
+def _search_and_wait(page, server, preset: str, label: str, objective: str | None = None) -> None:
+    """Open the preset's page, press its search button (checking its label and, given, the
+    objective it starts with), and wait until the search has found something."""
+    page.goto(f"{server}play/{preset}/")
     wait_live(page)
     go = page.locator("[data-search-go]")
     go.wait_for(timeout=60_000)
-    assert page.locator(".cs-search-objective").input_value() == "faults(fifo, k+1) - faults(fifo, k)"
+    assert go.inner_text() == label
+    if objective is not None:
+        assert page.locator(".cs-search-objective").input_value() == objective
     go.click()
     page.wait_for_function(
         "() => ['found', 'none', 'error'].includes(document.querySelector('[data-search]').dataset.searchState)",
@@ -34,6 +38,11 @@ def test_the_button_finds_a_belady_anomaly_and_loads_it(page, server):
     )
     slot = page.locator("[data-search]")
     assert slot.get_attribute("data-search-state") == "found", slot.inner_text()
+
+
+def test_the_button_finds_a_belady_anomaly_and_loads_it(page, server):
+    objective = "faults(fifo, k+1) - faults(fifo, k)"
+    _search_and_wait(page, server, "paging-belady", "Find a workload that breaks this", objective)
     wait_live(page)
     faults = _faults_at_end(page)
     assert faults["fifo-4"] > faults["fifo-3"], faults  # more frames, more faults
@@ -84,19 +93,8 @@ def test_the_button_finds_a_schedule_that_loses_a_commit_on_figure8(page, server
     # consensus-figure8: "Find a schedule that breaks this" searches fault schedules for a safety
     # violation of raft_broken_commit, lists the shrunk schedule and what the checker caught, and
     # plays it from t = 0 to its own end: the broken panel loses a commit, Raft does not
-    page.goto(f"{server}play/consensus-figure8/")
-    wait_live(page)
-    go = page.locator("[data-search-go]")
-    go.wait_for(timeout=60_000)
-    assert go.inner_text() == "Find a schedule that breaks this"
-    assert page.locator(".cs-search-objective").input_value() == "safety_violations(raft_broken_commit)"
-    go.click()
-    page.wait_for_function(
-        "() => ['found', 'none', 'error'].includes(document.querySelector('[data-search]').dataset.searchState)",
-        timeout=240_000,
-    )
-    slot = page.locator("[data-search]")
-    assert slot.get_attribute("data-search-state") == "found", slot.inner_text()
+    objective = "safety_violations(raft_broken_commit)"
+    _search_and_wait(page, server, "consensus-figure8", "Find a schedule that breaks this", objective)
     steps = page.locator("[data-search-schedule] li").all_inner_texts()
     why = page.locator("[data-search-why] li").all_inner_texts()
     assert steps and all(s.startswith("t ") for s in steps), steps
@@ -133,18 +131,7 @@ def test_the_button_finds_a_schedule_that_loses_a_commit_on_figure8(page, server
 def test_the_schedule_button_on_election_and_replication_pages(page, server, preset, metric, broken, sound):
     # the same button on the other schedule topics: the page plays what it found to the end,
     # the broken panel shows it and the claim's sound one does not; a fresh page from the link too
-    page.goto(f"{server}play/{preset}/")
-    wait_live(page)
-    go = page.locator("[data-search-go]")
-    go.wait_for(timeout=60_000)
-    assert go.inner_text() == "Find a schedule that breaks this"
-    go.click()
-    page.wait_for_function(
-        "() => ['found', 'none', 'error'].includes(document.querySelector('[data-search]').dataset.searchState)",
-        timeout=240_000,
-    )
-    slot = page.locator("[data-search]")
-    assert slot.get_attribute("data-search-state") == "found", slot.inner_text()
+    _search_and_wait(page, server, preset, "Find a schedule that breaks this")
     assert page.locator("[data-search-schedule] li").count() > 0
     wait_live(page)
     end = "await sim.seek(sim.meta.duration); return await sim.snapshot();"
