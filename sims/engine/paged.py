@@ -191,10 +191,6 @@ class Paged(Allocator):
             return False
         fq = pool.free_q
         stack = fq._stack if type(fq) is LRUFree else None  # LRU: unhashed blocks are taken first
-        # ... then the FIFO's front: with no stale entry (``_gone`` empty) that is ``LRUFree.pop``
-        # read inline, one list index instead of a method call a crossing (most crossings here)
-        fifo = fq._fifo if stack is not None and not fq._gone else None
-        head = fq._head if fifo is not None else 0
         pop = fq.pop
         bh, ref = pool.block_hash, pool.ref
         B = self.B
@@ -205,13 +201,7 @@ class Paged(Allocator):
             seq = e[1]
             if e[0] != seq.epoch:
                 continue
-            if stack:
-                b = stack.pop()
-            elif fifo is not None:
-                b = fifo[head]
-                head += 1
-            else:
-                b = pop()
+            b = stack.pop() if stack else pop()
             h = bh[b]
             if h is not None:  # ``_evict``, inline
                 bh[b] = None
@@ -234,8 +224,6 @@ class Paged(Allocator):
             else:
                 usum += fl - r0
             seq.reserved = r
-        if fifo is not None:
-            fq._head = head
         if again:
             nxt = step + B
             if nxt in cal:
