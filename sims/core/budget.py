@@ -130,28 +130,10 @@ class Estimate:
 
 
 # -- the stream ---------------------------------------------------------------------------------
-# The last stream sampled: (workload, scheduled events, kind, seed, horizon, Stream). Loading a
-# preset checks it, then the run (``Scenario``) checks the same stream again: one sample, not two
-# (6 ms of a 0.7 s ``run``). Keyed on the preset's own workload and events objects, held here so
-# their ids are not reused; a preset is frozen, and an override builds new ones.
-_last_sample: tuple = ()
-
-
 def sample_stream(preset, seed: int, horizon: float) -> Stream:
     """The preset's stream to ``horizon``, estimated from its first ``SAMPLE`` events (more while
     they all sit at t = 0, up to ``BURST``): the rate of the later half of the sample (an initial
     burst is not a rate) carried to the horizon."""
-    global _last_sample
-    last = _last_sample
-    if last and last[0] is preset.workload and last[1] is preset.events:
-        if last[2:5] == (preset.workload_kind, seed, horizon):
-            return last[5]
-    st = _sample_stream(preset, seed, horizon)
-    _last_sample = (preset.workload, preset.events, preset.workload_kind, seed, horizon, st)
-    return st
-
-
-def _sample_stream(preset, seed: int, horizon: float) -> Stream:
     from sims.core import stream
 
     closed = registry.get_workload(preset.workload_kind).estimate
