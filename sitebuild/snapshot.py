@@ -36,6 +36,9 @@ def write_snapshot(static: Path) -> bool:
         "pyodide": version,  # the worker compares it with pyodide.mjs's `version`
         "sims_sha256": hashlib.sha256((py / "sims.zip").read_bytes()).hexdigest(),  # and this with its sims.zip
         "file": None if why else SNAPSHOT,
+        # the bytes of memory it restores (gzip's own record of the inflated size): the worker grows
+        # the wasm's memory to this before the restore (web/static/js/wasm-memory.js)
+        "memory": None if why else int.from_bytes((py / SNAPSHOT).read_bytes()[-4:], "little"),
     }
     if why:
         print(f"no Pyodide snapshot: {why}", file=sys.stderr)

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
 import { gunzipSync } from "node:zlib";
+import { growAtInstantiation } from "../../web/static/js/wasm-memory.js";
 
 const require = createRequire(import.meta.url);
 const indexURL = dirname(require.resolve("pyodide/package.json")) + "/";
@@ -15,7 +16,10 @@ const jobs = JSON.parse(readFileSync(jobsPath, "utf8"));
 
 const t0 = performance.now();
 const options = { indexURL, stdout: () => {}, stderr: (s) => process.stderr.write(s + "\n") };
-if (snapshot) options._loadSnapshot = gunzipSync(readFileSync(snapshot));
+if (snapshot) {
+  options._loadSnapshot = gunzipSync(readFileSync(snapshot));
+  growAtInstantiation(options._loadSnapshot.length); // as the worker does: the snapshot outgrew the wasm's memory
+}
 const pyodide = await loadPyodide(options);
 pyodide.unpackArchive(new Uint8Array(readFileSync(archive)), "zip", { extractDir: "/app" });
 if (!snapshot) pyodide.runPython("import sys; sys.path.insert(0, '/app')");

@@ -4,6 +4,9 @@
 // Assets resolve relative to this file, so a blob-URL bootstrap from another origin works too.
 // Named "contention-edited" (edited.js), the worker runs edited policies, and is the only one that
 // does: once Pyodide is up it drops every way out of its global scope (`lockdown`).
+import { readZip, writeFiles } from "./unzip.js";
+import { growAtInstantiation } from "./wasm-memory.js";
+
 const BASE = new URL("../", import.meta.url); // .../static/
 const EDITED = self.name === "contention-edited";
 const RUNS_EDITED_CODE = new Set(["editor_check", "edited_create", "edited_apply", "edited_inject"]); // web/pyodide/ops_editor.py
@@ -74,28 +77,34 @@ async function boot() {
   const manifest = fetchManifest();
   const zip = fetchBytes("py/sims.zip");
   zip.catch(() => {}); // observed below
+  const files = zip.then(readZip); // inflated while Pyodide loads
+  files.catch(() => {});
   const { loadPyodide, version } = await import(new URL("vendor/pyodide/pyodide.mjs", BASE).href);
   const options = { indexURL: new URL("vendor/pyodide/", BASE).href, stdout: () => {}, stderr: (s) => console.warn(s) };
   let pyodide = null;
   let start = "fresh";
   const m = await manifest;
   if (m && m.file && m.pyodide === version) {
+    // the snapshot's memory may be larger than the wasm's initial memory (wasm-memory.js)
+    const undo = m.memory ? growAtInstantiation(m.memory) : () => {};
     try {
       // a promise: Pyodide fetches its wasm and loads pyodide.asm.mjs while the snapshot arrives.
-      // Restored, Python has /app on sys.path and the bridge imported; only the files are missing
-      // (Emscripten keeps them outside the memory), so sims.zip is unpacked again for what reads them later
+      // Restored, Python has /app on sys.path, the bridge and every topic imported (web/pyodide/warm.py);
+      // only the files are missing (Emscripten keeps them outside the memory), so they are written again
       const snapshot = snapshotBytes(m, zip);
       snapshot.catch(() => {}); // observed by loadPyodide, which only awaits it once its own script is in
       pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
       start = "snapshot";
     } catch (err) {
       console.info(`Pyodide starts without its snapshot: ${err && err.message ? err.message : err}`);
+    } finally {
+      undo();
     }
   }
   pyodide ??= await loadPyodide(options);
-  const bytes = await zip;
+  const unpacked = await files;
   const t1 = performance.now();
-  pyodide.unpackArchive(bytes, "zip", { extractDir: "/app" });
+  writeFiles(pyodide.FS, unpacked, "/app");
   if (start === "fresh") pyodide.runPython("import sys; sys.path.insert(0, '/app')");
   bridgeCall = pyodide.pyimport("web.pyodide.bridge").call;
   if (EDITED) lockdown();
@@ -104,8 +113,8 @@ async function boot() {
     python: pyodide.runPython("import sys; sys.version.split()[0]"),
     start, // "snapshot" | "fresh": how Python started (read as sim.worker.info.start)
     load_ms: t2 - t0, // since the worker started
-    pyodide_ms: t1 - t0, // loadPyodide (or the snapshot's restore) and the fetch of sims.zip, in parallel
-    import_ms: t2 - t1, // unpacking sims.zip and importing the bridge (and through it sims.core); from the snapshot, the unpacking only
+    pyodide_ms: t1 - t0, // loadPyodide (or the snapshot's restore), and sims.zip fetched and inflated, in parallel
+    import_ms: t2 - t1, // writing sims.zip's files and importing the bridge (and through it sims.core); from the snapshot, the writing only
   };
 }
 
