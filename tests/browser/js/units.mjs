@@ -10,6 +10,7 @@ import { bill, verdict } from "../../../web/static/js/claim.js";
 import { ChartData } from "../../../web/static/js/chart-data.js";
 import { recentWindow } from "../../../web/static/js/chart-marks.js";
 import { search } from "../../../web/static/js/site-search.js";
+import { readZip, writeFiles } from "../../../web/static/js/unzip.js";
 
 test("links round-trip and keep times on the millisecond", () => {
   assert.deepEqual(parseOverrides("workload.rate=5;defaults.size=50;x=abc"), { "workload.rate": 5, "defaults.size": 50, x: "abc" });
@@ -180,4 +181,35 @@ test("the bill beside a claim that is not in dollars: the worst panel against th
   );
   assert.equal(bill({ ...claim, metric: "usd_per_mtok_out" }, 120, { precise_prefix: 2, random: 3 }), null);
   assert.equal(bill(claim, 120, { precise_prefix: 2.29 }), null);
+});
+
+test("sims.zip is read in JavaScript: stored and deflated entries, no directories, no path out of /app", async () => {
+  // zipfile's: a directory entry, sims/a.py deflated ("x = 1\n" 20 times), sims/b.toml stored
+  const zip = Buffer.from(
+    "UEsDBBQAAAAAAAAAIQAAAAAAAAAAAAAAAAAFAAAAc2ltcy9QSwMEFAAAAAgAC2KDXQ5rfckLAAAAeAAAAAkAAABzaW1zL2EucHmrULBVMOSqoDsJAFBLAwQUAAAAAAALYoNdBr0bQwgAAAAIAAAACwAAAHNpbXMvYi50b21sayA9ICJ2IgpQSwECFAMUAAAAAAAAACEAAAAAAAAAAAAAAAAABQAAAAAAAAAAAAAAgAEAAAAAc2ltcy9QSwECFAMUAAAACAALYoNdDmt9yQsAAAB4AAAACQAAAAAAAAAAAAAAgAEjAAAAc2ltcy9hLnB5UEsBAhQDFAAAAAAAC2KDXQa9G0MIAAAACAAAAAsAAAAAAAAAAAAAAIABVQAAAHNpbXMvYi50b21sUEsFBgAAAAADAAMAowAAAIYAAAAAAA==",
+    "base64",
+  );
+  const files = await readZip(new Uint8Array(zip));
+  const text = new TextDecoder();
+  assert.deepEqual(
+    files.map(([name, data]) => [name, text.decode(data)]),
+    [
+      ["sims/a.py", "x = 1\n".repeat(20)],
+      ["sims/b.toml", 'k = "v"\n'],
+    ],
+  );
+  const written = [];
+  const dirs = [];
+  writeFiles({ mkdirTree: (d) => dirs.push(d), writeFile: (p, d) => written.push([p, d.length]) }, files, "/app");
+  assert.deepEqual(dirs, ["/app/sims"]);
+  assert.deepEqual(written, [
+    ["/app/sims/a.py", 120],
+    ["/app/sims/b.toml", 8],
+  ]);
+  const evil = Buffer.from(
+    "UEsDBBQAAAAAAAtig137OSuCAwAAAAMAAAAKAAAALi4vZXZpbC5weWJhZFBLAQIUAxQAAAAAAAtig137OSuCAwAAAAMAAAAKAAAAAAAAAAAAAACAAQAAAAAuLi9ldmlsLnB5UEsFBgAAAAABAAEAOAAAACsAAAAAAA==",
+    "base64",
+  );
+  await assert.rejects(readZip(new Uint8Array(evil)), /unsafe path \.\.\/evil\.py/);
+  await assert.rejects(readZip(new Uint8Array(zip.subarray(0, 60))), /no end of central directory/);
 });
