@@ -52,7 +52,9 @@ class Problem:
 
     With ``preset`` (the browser's page), the panels are the preset's own (its names, its
     parameters): each term names a panel of it by policy and size, and every candidate fits
-    in the preset's duration, so the page plays it with only its ``workload`` replaced."""
+    in the preset's duration, so the page plays it with only its ``workload`` replaced.
+    ``steps``: a schedule search's step set (``sims.consensus.trials.step_set``); ``params``:
+    panel parameters set on every panel (the CLI's ``--set``, e.g. Raft's ``prevote``)."""
 
     def __init__(
         self,
@@ -65,6 +67,8 @@ class Problem:
         keys: int | None = None,
         seed: int = 1,
         preset=None,
+        steps: tuple[str, ...] | None = None,
+        params: dict | None = None,
     ) -> None:
         self.spec: TopicSpec = spec_of(topic)
         if size < 1 or length < 1:
@@ -78,7 +82,14 @@ class Problem:
         self.seed = seed
         # a schedule runs until its last step settles: the page takes that duration with it
         fixed = preset is not None and self.spec.genome != "schedule"
-        self.layout: Layout = self.spec.layout(size, length, keys, preset.duration if fixed else None, seed=seed)
+        self.layout: Layout = self.spec.layout(
+            size, length, keys, preset.duration if fixed else None, seed=seed, steps=steps
+        )
+        self._params = dict(params or {})
+        if self._params and preset is not None:
+            raise InputError("--set: a preset's panels keep their own parameters")
+        if self.spec.size_param in self._params:
+            raise InputError(f"--set {self.spec.size_param}: that is --size")
         self.universe = self.layout.universe
         self._topic = registry.load_topic(topic)
         known = registry.topic_info(topic).metrics
@@ -122,9 +133,14 @@ class Problem:
     def _plan(self, policy: str, size: int) -> None:
         if (policy, size) in self._index:
             return
-        raw = self.spec.panel_params(policy, size)  # unknown policies raise, listing the valid ones
+        raw = self.spec.panel_params(policy, size) | self._params  # unknown policies raise, listing the valid ones
         cls = registry.get_policy(self.topic, policy)
         specs = dict(self._topic.panel_params) | dict(getattr(cls, "PARAMS", {}))
+        for key in self._params:
+            if key not in specs:
+                raise InputError(
+                    f"--set {key}: unknown {self.topic} panel parameter; valid: {', '.join(sorted(specs))}"
+                )
         params = registry.resolve_params(specs, raw, "panel")
         self._index[(policy, size)] = len(self.panels)
         self.panels.append(PanelPlan(f"{policy}-{size}", policy, size, raw, params))

@@ -6,9 +6,15 @@ above 0 (delta debugging, Zeller & Hildebrandt, TSE 2002: chunks of halving size
 elements), and for the other genomes also moves values down: a reference string's pages are
 renamed in order of first use (0, 1, 2, ...), each arrival time moved as early as it can go,
 each wait after a step of a fault schedule shortened.
+A fault schedule's steps also carry time (a step's wait, a pause's length), so deleting one moves
+everything after it earlier; a third move keeps the time: it replaces a run of consecutive steps
+(the longest runs first) by one step, of a kind in the run first and then of any other kind,
+whose wait is the one nearest the run's total time or a longer one. It too removes a step, so
+the search for a smaller schedule still ends.
 It repeats until a whole pass changes nothing, so the result is locally minimal: no single
-element can be removed, and no single value lowered by those moves, without losing the
-violation; and shrinking it again changes nothing. Every step it keeps satisfies the objective.
+element can be removed, no single value lowered, and no run of steps replaced by one, without
+losing the violation; and shrinking it again changes nothing. Every step it keeps satisfies the
+objective.
 
 Evaluations are bounded (``budget``); a shrink cut short says so (``minimal`` is False).
 """
@@ -58,7 +64,7 @@ def shrink(
         changed = True
         while changed:
             changed = False
-            for move in (_deletions, _LOWER.get(kind)):
+            for move in (_deletions, _LOWER.get(kind), _MERGE.get(kind)):
                 if move is None:
                     continue
                 for cand in move(best, problem):
@@ -115,4 +121,25 @@ def _sooner(g: list[int], problem: Problem):
             yield g[:i] + [step * gaps + gap - 1] + g[i + 1 :]
 
 
+def _merges(g: list[int], problem: Problem):
+    """A run of two or more consecutive steps (the longest first) replaced by one step that takes
+    about as long: of each kind in the run (in order), then of every other kind, with the wait
+    (a pause: the length) nearest the run's total, then each longer one."""
+    layout = problem.layout
+    gaps = len(layout.gaps)
+    kinds = layout.universe // gaps
+    n = len(g)
+    for width in range(n, 1, -1):
+        for start in range(n - width + 1):
+            run = g[start : start + width]
+            total = sum(layout.step_time(gene) for gene in run)
+            own = list(dict.fromkeys(gene // gaps for gene in run))
+            for step in own + [s for s in range(kinds) if s not in own]:
+                durations = layout.step_times(step)
+                near = min(range(gaps), key=lambda i: (abs(durations[i] - total), -i))
+                for gap in range(near, gaps):
+                    yield g[:start] + [step * gaps + gap] + g[start + width :]
+
+
 _LOWER = {"keys": _relabel, "times": _earlier, "schedule": _sooner}
+_MERGE = {"schedule": _merges}

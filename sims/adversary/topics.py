@@ -9,7 +9,9 @@ its next node, restart the crashed, heal, a client command); for replication one
 client operations of a fixed ``registers`` workload on the search's seed; for election the
 consensus steps (an election panel resolves ``leader`` and marks in faults as a consensus panel
 does, and ignores the commands) and two of its own, ``ELECTION_STEPS``: pause the leader for one
-of ``PAUSES`` (the gene's gap is the pause's length), and slow its clock to ``SKEW``. Each topic
+of ``PAUSES`` (the gene's gap is the pause's length), and slow its clock to ``SKEW``; a
+consensus or election search may choose its steps instead (``step_set``, the CLI's ``--steps``),
+among them ``oneway``, which the defaults leave out. Each topic
 spec turns it into exactly the events its preset workload generates (``sequence`` for keys,
 ``arrival_times`` for times) and into that ``[workload]`` table, so a written preset replays the
 candidate bit for bit.
@@ -38,10 +40,19 @@ class TopicSpec:
     default_size: int = 4  # --size when it is not given
     violations: str = ""  # the checker's metric: what the objective "violations" counts
 
-    def layout(self, k: int, length: int, keys: int | None, duration: float | None = None, seed: int = 1) -> Layout:
+    def layout(
+        self,
+        k: int,
+        length: int,
+        keys: int | None,
+        duration: float | None = None,
+        seed: int = 1,
+        steps: tuple[str, ...] | None = None,
+    ) -> Layout:
         """How candidates of this search become streams. ``duration``: fit every candidate into
         a preset's run of that length (the browser keeps the page's duration), else the run lasts
-        until the last event. ``seed``: the stream's (a replication schedule's client operations)."""
+        until the last event. ``seed``: the stream's (a replication schedule's client operations).
+        ``steps``: a consensus or election schedule's step names (default: the topic's own set)."""
         rate = self.rate
         span = max(2, -(-length // k))  # ratelimit: seconds over which arrivals come at the limit on average
         if duration is not None:
@@ -56,10 +67,12 @@ class TopicSpec:
                 from sims.replication.trials import GAPS, steps
 
                 return Layout(self.genome, rate, len(steps(k)) * len(GAPS), None, k, self.topic, seed, length)
-            from sims.consensus.trials import ELECTION_STEPS, GAPS, STEPS
+            from sims.consensus.trials import GAPS, step_set
 
-            steps = ELECTION_STEPS if self.topic == "election" else STEPS
-            return Layout(self.genome, rate, len(steps) * len(GAPS), None, k, self.topic, seed, length)
+            names = step_set(self.topic, steps)
+            return Layout(self.genome, rate, len(names) * len(GAPS), None, k, self.topic, seed, length, names)
+        if steps is not None:
+            raise InputError(f"--steps: {self.topic} searches workloads, not fault schedules")
         if self.genome == "times":
             universe = int(1000 * span)
         elif keys is not None:
@@ -110,6 +123,7 @@ class Layout:
     topic: str = ""
     seed: int = 1  # a replication schedule's client operations come from this seed's stream
     length: int = 0  # the most steps in a schedule
+    names: tuple[str, ...] = ()  # a consensus or election schedule's steps (``sims.consensus.trials``)
 
     @property
     def gaps(self) -> tuple[float, ...]:
@@ -120,6 +134,20 @@ class Layout:
             from sims.consensus.trials import GAPS
         return GAPS
 
+    def step_times(self, step: int) -> tuple[float, ...]:
+        """The time a schedule step of index ``step`` may take, by its gap: the wait after it, or
+        a pause's length (the next step comes when the paused node resumes)."""
+        if self.names and self.names[step] == "pause":
+            from sims.consensus.trials import PAUSES
+
+            return PAUSES
+        return self.gaps
+
+    def step_time(self, gene: int) -> float:
+        """The time from this gene's step to the next step's."""
+        step, gap = divmod(gene, len(self.gaps))
+        return self.step_times(step)[gap]
+
     def _schedule(self, genome: list[int]) -> tuple[list[dict], float]:
         genes = [divmod(g, len(self.gaps)) for g in genome]
         if self.topic == "replication":
@@ -127,9 +155,9 @@ class Layout:
 
             longest = trials.START + self.length * max(trials.GAPS) + trials.SETTLE
             return trials.events(genes, self.size, self.seed, longest)
-        from sims.consensus.trials import ELECTION_STEPS, STEPS, schedule_events
+        from sims.consensus.trials import schedule_events
 
-        return schedule_events(genes, ELECTION_STEPS if self.topic == "election" else STEPS)
+        return schedule_events(genes, self.names, self.size)
 
     def schedule(self, genome: list[int]) -> list[dict]:
         """A candidate's schedule as written: the consensus workload's ``schedule`` entries, or a

@@ -51,6 +51,10 @@ def _command(args: argparse.Namespace, objective: str) -> str:
     words += ["--budget", str(args.budget), "--seed", str(args.seed)]
     if args.keys is not None:
         words += ["--keys", str(args.keys)]
+    if args.steps is not None:
+        words += ["--steps", args.steps]
+    for key, value in args.set or []:
+        words += ["--set", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
     if args.start is not None:
         words += ["--from", args.start]
     if args.shrink:
@@ -111,7 +115,23 @@ def cmd_search(args: argparse.Namespace) -> int:
             raise UsageError(f"--svg: expected a file name ending in .svg, got {show(args.svg, 120)}")
         if not Path(args.svg).parent.is_dir():
             raise UsageError(f"--svg: cannot write {show(args.svg, 120)}: its folder does not exist")
-    problem = Problem(args.topic, objective, args.size, args.length, extra=policies, keys=args.keys, seed=args.seed)
+    steps = None
+    if args.steps is not None:
+        if args.topic not in ("consensus", "election"):
+            raise UsageError(f"--steps: only consensus and election schedules have a choice of steps, not {args.topic}")
+        steps = tuple(p.strip() for p in args.steps.split(",") if p.strip())
+    params = arg.settings(args.set)
+    problem = Problem(
+        args.topic,
+        objective,
+        args.size,
+        args.length,
+        extra=policies,
+        keys=args.keys,
+        seed=args.seed,
+        steps=steps,
+        params=params,
+    )
     start = None
     if args.start is not None:
         from sims.core import presets, stream
@@ -265,6 +285,21 @@ def _flags(s: argparse.ArgumentParser) -> None:
         help="distinct keys a workload draws from (default: k+3 pages, 2k cache keys, 10^6 hashing keys)",
     )
     s.add_argument(
+        "--steps",
+        metavar="A,B,...",
+        help="consensus, election: the steps a schedule may use (default: every step but oneway; "
+        "all: every step). consensus: op, isolate1, isolate2, crash, crash_next, restart, heal; election "
+        "adds pause and skew; oneway (the leader's next node stops hearing the others; heal clears it) "
+        "only when named",
+    )
+    s.add_argument(
+        "--set",
+        action="append",
+        type=arg.setting,
+        metavar="PARAM=VALUE",
+        help="a panel parameter of every searched panel, e.g. prevote=true for Raft (repeatable)",
+    )
+    s.add_argument(
         "--from",
         dest="start",
         metavar="PRESET",
@@ -274,7 +309,8 @@ def _flags(s: argparse.ArgumentParser) -> None:
         "--shrink",
         action="store_true",
         help="stop at the first workload scoring above 0 and cut it down to a locally minimal one that "
-        "still does (at most --budget more evaluations)",
+        "still does (at most --budget more evaluations); a schedule's runs of steps are also replaced by "
+        "one step that takes as long",
     )
     s.add_argument(
         "--out",

@@ -6,8 +6,11 @@ tests, the seeded search for the broken variant's violation and the Figure 16 sc
 varies): steps that
 isolate the leader (alone or with its next node), crash the leader or its next node, restart
 everything crashed, heal, or send one client command, with gaps short and long; the election
-search adds two (``ELECTION_STEPS``): pause the leader, and slow its clock. Each panel
-resolves ``leader`` in its own run, so one schedule exercises every protocol alike.
+search adds two (``ELECTION_STEPS``): pause the leader, and slow its clock. One more step is
+there only when asked for (``step_set``, the CLI's ``--steps``): ``oneway``, the leader's next
+node stops hearing every other node while they still hear it (``sims.net``'s one-way blocks, as
+the ``consensus-oneway`` preset; a heal clears them). Each panel resolves ``leader`` in its own
+run, so one schedule exercises every protocol alike.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from random import Random
 
 from sims.consensus import PANEL_PARAMS, make_panel
 from sims.consensus.panel import ConsensusPanel
+from sims.core.limits import InputError
 from sims.core.panel import PanelContext
 
 STEPS = ("op", "isolate1", "isolate2", "crash", "crash_next", "restart", "heal")
@@ -27,6 +31,27 @@ GAPS = (0.01, 0.05, 0.3, 0.6)
 ELECTION_STEPS = (*STEPS, "pause", "skew")
 PAUSES = (0.03, 0.15, 0.9, 1.8)
 SKEW = 0.8
+# steps a search uses only when asked (--steps): adding them to the defaults would change every
+# seeded search's draws and so its published evaluation counts
+EXTRA_STEPS = ("oneway",)
+
+
+def step_set(topic: str, names: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The steps a ``topic`` (consensus or election) schedule search varies: ``names`` (a subset
+    of the topic's steps and ``EXTRA_STEPS``, or ``("all",)``) in the canonical order, else the
+    topic's default (STEPS, ELECTION_STEPS). A gene's step is an index into this tuple."""
+    default = ELECTION_STEPS if topic == "election" else STEPS
+    if names is None:
+        return default
+    known = (*default, *EXTRA_STEPS)
+    if tuple(names) == ("all",):
+        return known
+    for name in names:
+        if name not in known:
+            raise InputError(f"--steps: unknown {topic} step {name!r}; valid: {', '.join(known)} (or all)")
+    if not names or len(set(names)) != len(names):
+        raise InputError(f"--steps: expected distinct step names, got {','.join(names)!r}")
+    return tuple(n for n in known if n in names)
 
 
 def run_events(
@@ -52,9 +77,12 @@ def leader_relative_schedule(rng: Random, length: int = 14) -> tuple[list[dict],
     return schedule_events(steps)
 
 
-def schedule_events(steps: list[tuple[int, int]], names: tuple[str, ...] = STEPS) -> tuple[list[dict], float]:
-    """The events of ``steps``, each (an index into ``names``, STEPS or ELECTION_STEPS, and an
-    index into GAPS: the wait after it; after a pause, into PAUSES: its length), from t = 1 s;
+def schedule_events(
+    steps: list[tuple[int, int]], names: tuple[str, ...] = STEPS, n: int = 5
+) -> tuple[list[dict], float]:
+    """The events of ``steps``, each (an index into ``names``, STEPS, ELECTION_STEPS or a
+    ``step_set``, and an index into GAPS: the wait after it; after a pause, into PAUSES: its
+    length), from t = 1 s, for ``n`` servers (a one-way step blocks the links of all the others);
     returns (events, a duration that lets the last step settle)."""
     t = 1.0
     events: list[dict] = []
@@ -74,6 +102,14 @@ def schedule_events(steps: list[tuple[int, int]], names: tuple[str, ...] = STEPS
         elif step == "op":
             ops += 1
             events.append({"t": t, "kind": "op", "id": ops})
+        elif step == "oneway":  # the leader's next node hears nobody; everyone still hears it
+            mark = f"m{marks}"
+            marks += 1
+            events.append({"t": t, "kind": "fault", "fault": "mark", "name": mark, "node": "leader"})
+            for j in range(n):
+                if j != 1:
+                    src = f"{mark}+{j}" if j else mark
+                    events.append({"t": t, "kind": "fault", "fault": "oneway", "from": src, "to": mark + "+1"})
         elif step.startswith("isolate"):
             mark = f"m{marks}"
             marks += 1
