@@ -2,7 +2,7 @@
 links, with its safety properties checked after every event; PBFT (``pbft.py``) against Byzantine
 replicas, and Zab (``zab.py``) with its epochs and primary order.
 
-A protocol (``policies.py``) builds the servers (``raft.py``, ``paxos.py``) and the checker of its safety
+A protocol (``policies.py``) builds the servers (``raft.py``, ``membership.py`` for Raft with membership changes, ``paxos.py``) and the checker of its safety
 properties (``safety.py``); ``ConsensusPanel`` owns the network, routes client commands to the
 leader, applies the stream's faults and keeps the books (elections, split votes, windows without a
 leader). The workload (``workload.py``) is one stream of commands and faults for every panel.

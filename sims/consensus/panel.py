@@ -42,6 +42,8 @@ class ConsensusPanel(Panel):
         self.checker = protocol.make_checker()
         self.multicast = getattr(protocol, "multicast", False)  # the client sends to every server (PBFT)
         self.marks: dict[str, int] = {}
+        self.changes: list[tuple[str, int]] = []  # membership requests waiting for a leader to finish them
+        self.membership = hasattr(self.net.nodes[0], "change")  # Raft with a configuration
         self.pending: list[int] = []  # client commands waiting for a leader
         self.arrived: dict[int, float] = {}  # command -> arrival time, until committed
         self.latencies: list[float] = []  # arrival -> committed, per command
@@ -86,8 +88,30 @@ class ConsensusPanel(Panel):
 
     def _fault(self, ev: dict, t: float) -> None:
         fault = resolve_fault(ev, self.leader, self.marks, self.n)
-        if fault is not None:
+        if fault is None:
+            return
+        if fault["fault"] in ("add", "remove"):
+            self._membership(fault, t)
+        else:
             self.net.apply(fault, t)
+
+    def _membership(self, fault: dict, t: float) -> None:
+        """A request to add or remove a server, handed to the leader until it is finished
+        (``sims.consensus.membership``); ``add`` without a node: the lowest-numbered spare.
+        Protocols without configurations ignore it."""
+        if not self.membership:
+            return
+        if self.net.trace is not None:
+            self.net.trace.fault(t, fault)
+        j = fault.get("node")
+        if j is None:
+            leader = self.leader()
+            config = self.net.nodes[leader if leader is not None else 0].config
+            spares = [k for k in range(self.n) if k not in config and all(k != c[1] for c in self.changes)]
+            if not spares:
+                return
+            j = spares[0]
+        self.changes.append((fault["fault"], j))
 
     def leader(self) -> int | None:
         """The up leader of the highest term (the lowest id on a tie), or None."""
@@ -97,15 +121,24 @@ class ConsensusPanel(Panel):
                 best = node
         return None if best is None else best.id
 
+    def _hand_changes(self) -> None:
+        leader = self.leader()
+        if leader is None:
+            return
+        node = self.net.nodes[leader]
+        while self.changes and node.change(*self.changes[0]):
+            self.changes.pop(0)
+
     def _serving(self) -> bool:
         net = self.net
         for node in net.nodes:
             if node.up and node.role == "leader":
                 side = 0
+                members = node.config if self.membership else None
                 for other in net.nodes:
                     if other.up and net.group[other.id] == net.group[node.id]:
-                        side += 1
-                if 2 * side > self.n:
+                        side += 1 if members is None or other.id in members else 0
+                if 2 * side > (self.n if members is None else len(members)):
                     return True
         return False
 
@@ -118,6 +151,9 @@ class ConsensusPanel(Panel):
                     for op in self.pending:
                         node.propose(op)
             self.pending = []
+            new += self.checker.check(nodes, t)
+        if self.changes:
+            self._hand_changes()
             new += self.checker.check(nodes, t)
         if self.pending:
             leader = self.leader()
@@ -197,6 +233,8 @@ class ConsensusPanel(Panel):
             )
             if node.traitor:
                 out[-1]["traitor"] = node.traitor
+            if self.membership:
+                out[-1]["member"] = node.id in node.config
         msgs = [
             {"src": s, "dst": d, "sent": sent, "arrives": arr, "type": m[0], "term": m[1]}
             for s, d, sent, arr, m in net.in_flight(now)[:_VIEW_MSGS]

@@ -4,37 +4,49 @@ servers behave."""
 
 from __future__ import annotations
 
+from sims.consensus.membership import MemberRaftNode
 from sims.consensus.paxos import PaxosNode
 from sims.consensus.pbft import PbftChecker, PbftNode
 from sims.consensus.raft import RaftNode
 from sims.consensus.safety import PaxosChecker, RaftChecker
 from sims.consensus.zab import ZabChecker, ZabNode
-from sims.core.registry import register_policy
+from sims.core.registry import Param, register_policy
 
 
 @register_policy("consensus", "raft")
 class Raft:
     """Raft as in the extended paper: commits an entry only once an entry of the leader's own
-    term is on a majority (§5.4.2)."""
+    term is on a majority (§5.4.2). With ``members`` set, membership changes by the thesis's
+    single-server change (``sims.consensus.membership``)."""
 
+    PARAMS = {
+        "members": Param(
+            int,
+            0,
+            "Raft: servers 0 .. members-1 form the first configuration, the rest are spares for `add` "
+            "(0: every server, and the membership never changes)",
+            min=0,
+            max=9,
+        ),
+    }
     broken_commit = False
+    unsafe_membership = False
 
     def make_nodes(self, n: int, p: dict) -> list[RaftNode]:
         election = (p["election_lo"], max(p["election_lo"], p["election_hi"]))
-        return [
-            RaftNode(
-                i,
-                n,
-                election,
-                p["heartbeat"],
-                p["prevote"],
-                p["check_quorum"],
-                self.broken_commit,
-                p["disk"],
-                p["timer_step"],
-            )
-            for i in range(n)
-        ]
+        args = (
+            election,
+            p["heartbeat"],
+            p["prevote"],
+            p["check_quorum"],
+            self.broken_commit,
+            p["disk"],
+            p["timer_step"],
+        )
+        members = min(p.get("members", 0), n)  # a caller building params by hand may leave it out
+        if members or self.unsafe_membership:
+            return [MemberRaftNode(i, n, *args, members=members, unsafe=self.unsafe_membership) for i in range(n)]
+        return [RaftNode(i, n, *args) for i in range(n)]
 
     def make_checker(self) -> RaftChecker:
         return RaftChecker()
@@ -46,6 +58,15 @@ class RaftBrokenCommit(Raft):
     paper's Figure 8 shows to be unsafe)."""
 
     broken_commit = True
+
+
+@register_policy("consensus", "raft_unsafe_membership")
+class RaftUnsafeMembership(Raft):
+    """Deliberately unsafe: a membership change is appended as soon as it is asked for, without
+    waiting for the previous one to commit, so two changes in a row move the configuration by two
+    servers at once, and two disjoint majorities can each elect a leader."""
+
+    unsafe_membership = True
 
 
 @register_policy("consensus", "multi_paxos")

@@ -138,6 +138,11 @@ class RaftNode(Node):
         self.broadcast(("RV", self.term, last_index, last_term, False))
         self._maybe_win()
 
+    def _majority(self, ids: list[int]) -> bool:
+        """Whether ``ids`` (distinct servers) are a majority (``sims.consensus.membership``: of
+        the configuration)."""
+        return 2 * len(ids) > self.n
+
     def _quorum_heard(self, now: float) -> bool:
         window = self.election[0]
         n = 1
@@ -156,7 +161,7 @@ class RaftNode(Node):
         if kind == "RVR" and msg[3]:
             if self.in_pre and msg[2] and src not in self.pre_votes:
                 self.pre_votes.append(src)
-                if 2 * len(self.pre_votes) > self.n:
+                if self._majority(self.pre_votes):
                     self._campaign(*self._last())
             elif term > self.term:
                 self._step_down(term)
@@ -202,7 +207,7 @@ class RaftNode(Node):
             self.send(dst, msg)
 
     def _maybe_win(self) -> None:
-        if self.role != CANDIDATE or 2 * len(self.votes) <= self.n:
+        if self.role != CANDIDATE or not self._majority(self.votes):
             return
         self.role = LEADER
         self.leader = self.id

@@ -3,7 +3,8 @@
 Events: ``{"t", "kind": "op", "id"}`` (a client command whose value is ``id``) and
 ``{"t", "kind": "fault", "fault": ..., ...}`` (see ``sims.net``: partition, heal, oneway, crash,
 restart, pause, resume, slow, drift, link, byzantine; plus ``mark``, which names a node for
-later faults). A node may be written as a number or as a reference each panel resolves in its
+later faults, and ``add`` / ``remove``, a request to change a Raft cluster's membership,
+``sims.consensus.membership``; a ``link`` may name one direction and end at ``until``). A node may be written as a number or as a reference each panel resolves in its
 own run: ``"leader"`` (its current leader), a name given by ``mark`` or by a crash's
 ``"mark"``, and either plus an offset (``"A+1"``).
 
@@ -34,6 +35,8 @@ FAULTS = (
     "link",
     "mark",
     "byzantine",
+    "add",
+    "remove",
 )
 
 
@@ -67,11 +70,55 @@ def _check_schedule(schedule: list) -> list[dict]:
                 isinstance(g, list) and all(_is_ref(m) for m in g) for g in groups
             ):
                 raise ValueError(f"{where}.groups: expected a list of lists of nodes, got {groups!r}")
+        if ev["fault"] == "link":
+            _check_link(ev, where)
         for key in ("loss", "duplicate", "reorder"):
             if key in ev and not (isinstance(ev[key], (int, float)) and 0 <= ev[key] <= 1):
                 raise ValueError(f"{where}.{key}: expected a probability in [0, 1], got {ev[key]!r}")
         out.append({**ev, "t": float(ev["t"]), "kind": "fault"})
     return out
+
+
+def _check_link(ev: dict, where: str) -> None:
+    """A ``link`` fault may name one direction (``from`` and ``to``) and end (``until``)."""
+    if ("from" in ev) != ("to" in ev):
+        raise ValueError(f"{where}.{'to' if 'from' in ev else 'from'}: a link names both ends or neither")
+    for end in ("from", "to") if "from" in ev else ():
+        if not _is_ref(ev[end]):
+            raise ValueError(f"{where}.{end}: expected a node number or a name such as 'leader', got {ev[end]!r}")
+    until = ev.get("until")
+    if until is not None and not (isinstance(until, (int, float)) and not isinstance(until, bool) and until > ev["t"]):
+        raise ValueError(f"{where}.until: expected a time after t = {ev['t']:g}, got {until!r}")
+
+
+def _check_members(events: list[dict], p: dict) -> None:
+    """``add`` and ``remove`` name a server 0 .. nodes-1 (``add`` may omit it: the lowest spare);
+    followed in time order from the first configuration, a numbered server is added only when it is
+    not a member and removed only when it is (a removal by reference, e.g. ``"leader"``, ends the
+    bookkeeping: who it names depends on the run)."""
+    n = p["nodes"]
+    members: set[int] | None = set(range(p["members"] or n))
+    for k, ev in events:
+        if ev.get("fault") not in ("add", "remove"):
+            continue
+        where = f"workload.schedule[{k}].node"
+        j = ev.get("node")
+        if isinstance(j, int) and not j < n:
+            raise ValueError(f"{where}: expected a server 0 .. {n - 1}, got {j!r}")
+        if not isinstance(j, int):
+            if ev["fault"] == "add" and j is not None:
+                raise ValueError(
+                    f"{where}: an added server is a number 0 .. {n - 1} (or none: the lowest spare), got {j!r}"
+                )
+            members = None if ev["fault"] == "remove" else members
+            continue
+        if members is None:
+            continue
+        if ev["fault"] == "add" and j in members:
+            raise ValueError(f"{where}: server {j} is already a member at t = {ev['t']:g} (added twice?)")
+        if ev["fault"] == "remove" and j not in members:
+            raise ValueError(f"{where}: server {j} is not a member at t = {ev['t']:g}")
+        (members.add if ev["fault"] == "add" else members.discard)(j)
 
 
 def _random_faults(p: dict, rng: Random, duration: float) -> Iterator[dict]:
@@ -125,11 +172,20 @@ def _random_faults(p: dict, rng: Random, duration: float) -> Iterator[dict]:
     ),
     faults_from=Param(float, 1.0, "random faults start after this time", min=0.0, max=MAX_DURATION),
     durable=Param(bool, True, "a restarted node keeps its disk (term, vote, log)"),
+    members=Param(
+        int,
+        0,
+        "Raft: servers 0 .. members-1 form the first configuration (0: all; the panels' `members` should match)",
+        min=0,
+        max=9,
+    ),
 )
 def consensus(params: dict, rng: Random, duration: float) -> Iterator[dict]:
     """Client operations (Poisson) and faults: an explicit schedule plus random crashes and partitions."""
     p = params
     fixed = _check_schedule(p["schedule"])
+    order = sorted(range(len(fixed)), key=lambda k: (fixed[k]["t"], k))
+    _check_members([(k, fixed[k]) for k in order], p)
     fixed.extend(e for e in _random_faults(p, rng, duration) if e["t"] <= duration)
     fixed = [e for e in fixed if e["t"] <= duration]
     fixed = [fixed[k] for k in sorted(range(len(fixed)), key=lambda k: (fixed[k]["t"], k))]

@@ -41,7 +41,9 @@ API a protocol builds on
   ``{"fault": "slow", "node": i, "extra": 0.05}`` (each message to or from it takes that much
   longer; 0 ends it), ``{"fault": "drift", "node": i, "rate": 1.01}`` (its clock runs 1% fast:
   its timers fire after ``delay / rate`` of real time), ``{"fault": "link", "loss": 0.2}``
-  (change loss / duplicate / reorder for the whole network),
+  (change loss / duplicate / reorder for the whole network; ``"from": a, "to": b``: for a's
+  messages to b only; ``"until": t``: until t, when each field it set gets back the value it had
+  just before, checked at the first send at or after t),
   ``{"fault": "byzantine", "node": i, "mode": "equivocate"}`` (the node turns traitor: each
   message it sends passes through its ``forge(dst, msg)``, where the protocol says how it lies;
   ``"mode": ""`` makes it honest again);

@@ -15,6 +15,8 @@ _MSG = 0  # heap item (_MSG, src, dst, sent, msg), plus the trace's index while 
 _TIMER = 1  # heap item (_TIMER, node, name, token)
 _HELD = 2  # heap item (_HELD, a _MSG item): it reached a paused node, which takes it at resume
 
+_LINK_FIELDS = ("loss", "duplicate", "reorder")
+
 DELAY_KINDS = ("fixed", "uniform", "exponential", "lognormal")
 
 
@@ -132,6 +134,8 @@ class Network(Checkpointed):
         self.partitioned = False
         self.blocked: set[tuple[int, int]] = set()  # one-way blocks: (src, dst) messages dropped
         self.held: dict[int, list[tuple]] = {}  # paused node -> what came due for it, in order
+        self.links: dict[tuple[int, int], dict[str, float]] = {}  # (src, dst) -> its own loss, duplicate, reorder
+        self.windows: list[tuple[float, tuple | None, dict]] = []  # (until, link or None: all, the fields it restores)
         self._token = 0
         self.sent = self.delivered = self.dropped = self.duplicated = 0
         self.trace = None  # a sims.net.trace.Trace while a run is recorded for a diagram
@@ -220,17 +224,27 @@ class Network(Checkpointed):
         self.sent += 1
         if self.nodes[src].traitor:
             msg = self.nodes[src].forge(dst, msg)
-        if self.loss > 0.0 and rng.random() < self.loss:
+        loss, duplicate, reorder = self.loss, self.duplicate, self.reorder
+        if self.links or self.windows:  # one link's own settings, or a window that may have ended
+            if self.windows and self.clock.now >= self.windows[0][0]:
+                self._end_windows(self.clock.now)
+            loss, duplicate, reorder = self.loss, self.duplicate, self.reorder
+            own = self.links.get((src, dst))
+            if own is not None:
+                loss = own.get("loss", loss)
+                duplicate = own.get("duplicate", duplicate)
+                reorder = own.get("reorder", reorder)
+        if loss > 0.0 and rng.random() < loss:
             self.dropped += 1
             if self.trace is not None:
                 self.trace.arrived(self.trace.sent(self.clock.now, src, dst, msg), self.clock.now, "loss")
             return
-        copies = 2 if self.duplicate > 0.0 and rng.random() < self.duplicate else 1
+        copies = 2 if duplicate > 0.0 and rng.random() < duplicate else 1
         self.duplicated += copies - 1
         now = self.clock.now
         for _ in range(copies):
             d = self.delay.draw(rng) + self.extra[src] + self.extra[dst]
-            if self.reorder > 0.0 and rng.random() < self.reorder:
+            if reorder > 0.0 and rng.random() < reorder:
                 d += self.delay.draw(rng)
             if hold > 0.0:
                 d += hold
@@ -304,13 +318,47 @@ class Network(Checkpointed):
         elif kind == "byzantine":
             self.nodes[int(fault["node"])].traitor = str(fault.get("mode", "equivocate"))
         elif kind == "link":
-            self.loss = float(fault.get("loss", self.loss))
-            self.duplicate = float(fault.get("duplicate", self.duplicate))
-            self.reorder = float(fault.get("reorder", self.reorder))
+            self._link(fault, now)
         else:
             raise ValueError(
                 f"unknown fault {kind!r}; valid: partition, heal, oneway, crash, restart, pause, resume, slow, drift, link, byzantine"
             )
+
+    def _link(self, fault: dict, now: float) -> None:
+        """Loss, duplication and reordering: of the whole network, or (``from``, ``to``) of one
+        direction of one link; until ``until``, when each field it set gets back the value it
+        had just before (a link's own field that had none follows the network again)."""
+        self._end_windows(now)
+        key = (int(fault["from"]), int(fault["to"])) if "from" in fault else None
+        own = self.links.setdefault(key, {}) if key is not None else None
+        saved = {}
+        for name in _LINK_FIELDS:
+            if name in fault:
+                saved[name] = getattr(self, name) if own is None else own.get(name)
+                if own is None:
+                    setattr(self, name, float(fault[name]))
+                else:
+                    own[name] = float(fault[name])
+        if own is not None and not own:
+            del self.links[key]
+        if fault.get("until") is not None and saved:
+            self.windows.append((float(fault["until"]), key, saved))
+            self.windows.sort(key=lambda w: w[0])
+
+    def _end_windows(self, now: float) -> None:
+        """Close the windows whose end has come, earliest first."""
+        while self.windows and self.windows[0][0] <= now:
+            _, key, saved = self.windows.pop(0)
+            own = None if key is None else self.links.setdefault(key, {})
+            for name, old in saved.items():
+                if own is None:
+                    setattr(self, name, old)
+                elif old is None:
+                    own.pop(name, None)
+                else:
+                    own[name] = old
+            if own is not None and not own:
+                del self.links[key]
 
     # views ---------------------------------------------------------------------------------
     def in_flight(self, now: float) -> list[tuple[int, int, float, float, Any]]:

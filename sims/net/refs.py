@@ -2,7 +2,7 @@
 
 A fault may name a node by number, or relative to the panel's run: ``"leader"`` (whoever leads
 there at that instant), a name an earlier ``mark`` fault or a crash's ``mark`` gave, and an
-offset (``"A+1"``); a ``oneway`` block's ``from`` and ``to`` likewise. One schedule thus exercises every protocol alike (the consensus and election
+offset (``"A+1"``); a ``oneway`` block's (and a one-link ``link`` fault's) ``from`` and ``to`` likewise. One schedule thus exercises every protocol alike (the consensus and election
 panels both read their faults through ``resolve_fault``).
 """
 
@@ -45,7 +45,7 @@ def resolve_fault(ev: dict, leader: Leader, marks: dict[str, int], n: int) -> di
         fault["node"] = node
         if ev.get("mark"):
             marks[ev["mark"]] = node
-    if kind == "oneway":
+    if kind == "oneway" or (kind == "link" and "from" in ev):
         for end in ("from", "to"):
             node = resolve(ev.get(end), leader, marks, n)
             if node is None:
