@@ -151,3 +151,26 @@ def test_failover_page_finds_a_schedule_that_loses_acked_writes_and_plays_it():
     assert played["async"] == result["panels"]["async"]
     assert played["async"]["lost_acked_writes"] == result["best_score"] > 0
     assert played["sync"]["lost_acked_writes"] == 0
+
+
+@pytest.mark.parametrize(
+    "preset, policy, metric",
+    [
+        ("consensus-three-phase-commit-split", "three_phase_commit", "safety_violations"),
+        ("consensus-zab-leader-crash", "zab_broken_sync", "safety_violations"),
+    ],
+)
+def test_more_protocol_pages_find_a_schedule_that_breaks_their_broken_panel(preset, policy, metric):
+    """The other pages whose ``[site.search]`` names a broken policy: the search breaks it within
+    the page's budget, and the page's run of the shrunk schedule counts what the search counted."""
+    info = call("search_info", preset=preset)
+    assert info["supported"] and info["searches"] == "schedule" and info["objective"] == f"{metric}({policy})"
+    result = _search(preset)
+    assert result["best_score"] > 0 and result["evaluations"] == result["found_at"] < info["budget"]
+    assert result["shrunk"]["minimal"] and result["steps"] == result["shrunk"]["to"]
+    session = bridge.Session(preset, None, None, result["overrides"])
+    session.sc.run()
+    played = session.sc.metrics()
+    panel = next(p.name for p in session.base.panels if p.policy == policy)
+    assert played[panel] == result["panels"][panel]
+    assert played[panel][metric] == result["best_score"] > 0
