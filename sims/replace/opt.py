@@ -93,6 +93,48 @@ class OPT(Replacement):
                 heapify(self.heap)
         return hit
 
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` inlined over ``keys``."""
+        ahead, next_use, doomed, heap = self.ahead, self.next_use, self.doomed, self.heap
+        size, on_evict = self.size, self.on_evict
+        akeys, anext, never = ahead.keys, ahead.next_use, ahead.never
+        n, i, limit = len(akeys), self.pos, 4 * size + 64
+        hits = 0
+        for key in keys:
+            if i < n and akeys[i] == key:
+                nu = anext[i]
+                i += 1
+            else:
+                self.unforeseen += 1
+                nu = 3 * never + self.unforeseen
+            if key in next_use:
+                hits += 1
+                if key in doomed:  # only an unforeseen key can come back
+                    del doomed[key]
+            elif len(next_use) >= size:
+                if doomed:
+                    victim = next(iter(doomed))
+                    del doomed[victim]
+                else:
+                    while True:
+                        neg, victim = heappop(heap)
+                        if next_use.get(victim) == -neg:
+                            break
+                del next_use[victim]
+                if on_evict is not None:
+                    self.pos = i
+                    on_evict(victim)
+            next_use[key] = nu
+            if nu >= never:
+                doomed[key] = None
+            else:
+                heappush(heap, (-nu, key))
+                if len(heap) > limit:  # drop stale entries: amortised O(1)
+                    heap[:] = [(-v, k) for k, v in next_use.items() if k not in doomed]
+                    heapify(heap)
+        self.pos = i
+        return hits
+
     def resident(self) -> list[Hashable]:
         """The next victim first: the doomed keys oldest first, then the rest farthest first."""
         rest = sorted((k for k in self.next_use if k not in self.doomed), key=self.next_use.__getitem__, reverse=True)
