@@ -42,8 +42,9 @@ class Lookahead:
 class OPT(Replacement):
     """When is each resident key used next? Evict the one used farthest in the future; a key
     never used again is farthest, and among those the one referenced longest ago goes first.
-    ``heap`` holds (-next use, key) for keys that come back, stale entries skipped lazily
-    (O(log n) per miss); ``doomed`` holds the resident keys never used again, oldest first.
+    ``heap`` holds -(next use) for keys that come back (the key is ``ahead.keys[next use]``; next
+    uses are distinct positions, so pops come in the order a (-use, key) heap gives), stale
+    entries skipped lazily (O(log n) per miss); ``doomed`` holds the resident keys never used again, oldest first.
     ``access`` follows ``ahead`` position by position; a key the look-ahead did not foresee (an
     event added live) is treated as never used again."""
 
@@ -54,7 +55,7 @@ class OPT(Replacement):
         self.ahead = ahead if isinstance(ahead, Lookahead) else Lookahead(ahead)
         self.pos = 0
         self.next_use: dict[Hashable, int] = {}  # resident key -> its next use
-        self.heap: list[tuple[int, Hashable]] = []
+        self.heap: list[int] = []
         self.doomed: dict[Hashable, None] = {}  # resident, never used again; oldest first
         self.unforeseen = 0
 
@@ -76,10 +77,11 @@ class OPT(Replacement):
                 victim = next(iter(doomed))
                 del doomed[victim]
             else:
-                heap = self.heap
+                heap, akeys = self.heap, ahead.keys
                 while True:
-                    neg, victim = heappop(heap)
-                    if next_use.get(victim) == -neg:
+                    nu_v = -heappop(heap)
+                    victim = akeys[nu_v]
+                    if next_use.get(victim) == nu_v:
                         break
             del next_use[victim]
             self._evicted(victim)
@@ -87,9 +89,9 @@ class OPT(Replacement):
         if nu >= ahead.never:
             doomed[key] = None
         else:
-            heappush(self.heap, (-nu, key))
+            heappush(self.heap, -nu)
             if len(self.heap) > 4 * self.size + 64:  # drop stale entries: amortised O(1)
-                self.heap = [(-v, k) for k, v in next_use.items() if k not in doomed]
+                self.heap = [-v for k, v in next_use.items() if k not in doomed]
                 heapify(self.heap)
         return hit
 
@@ -117,8 +119,9 @@ class OPT(Replacement):
                     del doomed[victim]
                 else:
                     while True:
-                        neg, victim = heappop(heap)
-                        if next_use.get(victim) == -neg:
+                        nu_v = -heappop(heap)
+                        victim = akeys[nu_v]
+                        if next_use.get(victim) == nu_v:
                             break
                 del next_use[victim]
                 if on_evict is not None:
@@ -128,9 +131,9 @@ class OPT(Replacement):
             if nu >= never:
                 doomed[key] = None
             else:
-                heappush(heap, (-nu, key))
+                heappush(heap, -nu)
                 if len(heap) > limit:  # drop stale entries: amortised O(1)
-                    heap[:] = [(-v, k) for k, v in next_use.items() if k not in doomed]
+                    heap[:] = [-v for k, v in next_use.items() if k not in doomed]
                     heapify(heap)
         self.pos = i
         return hits
@@ -156,7 +159,8 @@ class OPT(Replacement):
 
     def check_invariants(self) -> None:
         super().check_invariants()
-        live = {k for v, k in ((-n, k) for n, k in self.heap) if self.next_use.get(k) == v}
+        keys = self.ahead.keys
+        live = {keys[-n] for n in self.heap if self.next_use.get(keys[-n]) == -n}
         assert live | set(self.doomed) == set(self.next_use), "every resident key is in the heap or doomed"
         assert not live & set(self.doomed)
         assert all(self.next_use[k] >= self.ahead.never for k in self.doomed)
