@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from sims.cache.base import CachePolicy, seq
@@ -64,6 +64,68 @@ class ARC(CachePolicy):
                     self._replace(False)
         t1[key] = None
         return False
+
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` and ``_replace`` inlined over ``keys``, in the same order of steps."""
+        t1, t2, b1, b2, c, on_evict = self.t1, self.t2, self.b1, self.b2, self.size, self.on_evict
+        move2, pop1, pop2 = t2.move_to_end, t1.popitem, t2.popitem
+        p, fc, c2 = self.p, float(c), 2 * c
+        hits = 0
+        for key in keys:
+            if key in t2:
+                move2(key)
+                hits += 1
+                continue
+            if key in t1:
+                del t1[key]
+                t2[key] = None
+                hits += 1
+                continue
+            if key in b1:
+                n1, n2 = len(b1), len(b2)
+                p = min(fc, p + (1.0 if n1 >= n2 else n2 / n1))
+                ghost, in_b2 = b1, False
+            elif key in b2:
+                n1, n2 = len(b1), len(b2)
+                p = max(0.0, p - (1.0 if n2 >= n1 else n1 / n2))
+                ghost, in_b2 = b2, True
+            else:
+                ghost, in_b2 = None, False
+                l1 = len(t1) + len(b1)
+                if l1 == c:
+                    if len(t1) < c:
+                        b1.popitem(False)
+                    else:  # B1 is empty: drop T1's LRU outright
+                        victim = pop1(False)[0]
+                        if on_evict is not None:
+                            self.p = p
+                            on_evict(victim)
+                        t1[key] = None
+                        continue
+                else:
+                    total = l1 + len(t2) + len(b2)
+                    if total == c2:
+                        b2.popitem(False)
+                    if total < c or len(t1) + len(t2) < c:
+                        t1[key] = None
+                        continue
+            n1 = len(t1)
+            if n1 and (n1 > p or (in_b2 and n1 == p)):
+                victim = pop1(False)[0]
+                b1[victim] = None
+            else:
+                victim = pop2(False)[0]
+                b2[victim] = None
+            if on_evict is not None:
+                self.p = p
+                on_evict(victim)
+            if ghost is None:
+                t1[key] = None
+            else:
+                del ghost[key]
+                t2[key] = None
+        self.p = p
+        return hits
 
     def _replace(self, in_b2: bool) -> None:
         """Evict T1's LRU into B1 if T1 is over its target, else T2's LRU into B2."""

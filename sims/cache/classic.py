@@ -3,7 +3,7 @@ the lists the cache view draws, and SIEVE. O(1) per request each."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from sims import replace
@@ -81,6 +81,48 @@ class Sieve(CachePolicy):
             self.tail = key
         self.head = key
         return False
+
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` and ``_evict`` inlined over ``keys``."""
+        visited, newer, older, size, on_evict = self.visited, self.newer, self.older, self.size, self.on_evict
+        head, tail, hand = self.head, self.tail, self.hand
+        hits = 0
+        for key in keys:
+            if key in visited:
+                visited[key] = 1
+                hits += 1
+                continue
+            if len(visited) >= size:
+                obj = hand if hand is not None else tail
+                while visited[obj]:
+                    visited[obj] = 0
+                    obj = newer[obj]
+                    if obj is None:
+                        obj = tail
+                nw, ol = newer.pop(obj), older.pop(obj)
+                hand = nw
+                if nw is None:
+                    head = ol
+                else:
+                    older[nw] = ol
+                if ol is None:
+                    tail = nw
+                else:
+                    newer[ol] = nw
+                del visited[obj]
+                if on_evict is not None:
+                    self.head, self.tail, self.hand = head, tail, hand
+                    on_evict(obj)
+            visited[key] = 0
+            older[key] = head
+            newer[key] = None
+            if head is not None:
+                newer[head] = key
+            else:
+                tail = key
+            head = key
+        self.head, self.tail, self.hand = head, tail, hand
+        return hits
 
     def _evict(self) -> None:
         visited, newer = self.visited, self.newer

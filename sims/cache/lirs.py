@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from sims.cache.base import CachePolicy, seq
@@ -99,6 +99,60 @@ class LIRS(CachePolicy):
             while len(ghosts) > self.ghost_max:
                 del s[ghosts.popitem(False)[0]]
         return False
+
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` inlined over ``keys`` (``_demote`` and ``_prune``, the rarer steps, called)."""
+        s, q, lir, ghosts, size, on_evict = self.s, self.q, self.lir, self.ghosts, self.size, self.on_evict
+        move, qmove, qpop, gpop = s.move_to_end, q.move_to_end, q.popitem, ghosts.popitem
+        lir_max, ghost_max, demote, prune = self.lir_max, self.ghost_max, self._demote, self._prune
+        hits = 0
+        for key in keys:
+            if key in lir:
+                hits += 1
+                if next(iter(s)) == key:
+                    move(key)
+                    prune()
+                else:
+                    move(key)
+                continue
+            if key in q:
+                hits += 1
+                if key in s:  # reuse distance beat the oldest LIR key: promote
+                    move(key)
+                    del q[key]
+                    lir[key] = None
+                    demote()
+                else:
+                    self.outside_hits += 1
+                    s[key] = None
+                    qmove(key)
+                continue
+            if len(lir) < lir_max:  # warm-up: the first keys become LIR
+                if key in s:
+                    del ghosts[key]
+                    move(key)
+                else:
+                    s[key] = None
+                lir[key] = None
+                continue
+            if len(lir) + len(q) >= size:
+                victim = qpop(False)[0]
+                if victim in s:
+                    ghosts[victim] = None
+                if on_evict is not None:
+                    on_evict(victim)
+            if key in s:  # a ghost HIR key: its reuse distance is short, make it LIR
+                del ghosts[key]
+                move(key)
+                lir[key] = None
+                demote()
+            else:
+                s[key] = None
+                q[key] = None
+            if ghost_max is not None:
+                while len(ghosts) > ghost_max:
+                    del s[gpop(False)[0]]
+        return hits
 
     def _demote(self) -> None:
         """Over the LIR budget: the bottom LIR key becomes resident HIR (end of q), then prune."""

@@ -6,7 +6,7 @@ ghost is remembered; S3-FIFO: while it was in the FIFO, or after, through its gh
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from sims.cache.base import CachePolicy, seq
@@ -52,6 +52,39 @@ class TwoQ(CachePolicy):
         self._reclaim()
         self.a1in[key] = None
         return False
+
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` and ``_reclaim`` inlined over ``keys``."""
+        a1in, a1out, am, size, on_evict = self.a1in, self.a1out, self.am, self.size, self.on_evict
+        move, inpop, outpop, ampop = am.move_to_end, a1in.popitem, a1out.popitem, am.popitem
+        kin, kout = self.kin, self.kout
+        hits = 0
+        for key in keys:
+            if key in am:
+                move(key)
+                hits += 1
+                continue
+            if key in a1in:
+                hits += 1
+                continue
+            seen = key in a1out
+            if seen:
+                del a1out[key]
+            if len(a1in) + len(am) >= size:
+                if len(a1in) > kin or not am:
+                    victim = inpop(False)[0]
+                    a1out[victim] = None
+                    if len(a1out) > kout:
+                        outpop(False)
+                else:
+                    victim = ampop(False)[0]
+                if on_evict is not None:
+                    on_evict(victim)
+            if seen:
+                am[key] = None
+            else:
+                a1in[key] = None
+        return hits
 
     def _reclaim(self) -> None:
         """Free one slot if the cache is full: from a1in while it is over its share, else am's LRU."""
@@ -165,6 +198,63 @@ class S3FIFO(CachePolicy):
         else:
             small[key] = 0
         return False
+
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access``, ``_evict_small`` and ``_evict_main`` inlined over ``keys`` (a key is in at
+        most one of small and main, so main, the larger, is looked up first)."""
+        small, main, ghost, size, on_evict = self.small, self.main, self.ghost, self.size, self.on_evict
+        sget, mget, spop, mpop, gpop = small.get, main.get, small.popitem, main.popitem, ghost.popitem
+        main_max, small_max, ghost_max, threshold = self.main_max, self.small_max, self.ghost_max, self.move_threshold
+        warm = self.warm
+        hits = 0
+        for key in keys:
+            f = mget(key)
+            if f is not None:
+                if f < 3:
+                    main[key] = f + 1
+                hits += 1
+                continue
+            f = sget(key)
+            if f is not None:
+                if f < 3:
+                    small[key] = f + 1
+                hits += 1
+                continue
+            ghost_hit = key in ghost
+            if ghost_hit:
+                del ghost[key]
+            while len(small) + len(main) >= size:
+                warm = True
+                if len(main) > main_max or not small:
+                    while True:
+                        victim, f = mpop(False)
+                        if f == 0:
+                            break
+                        main[victim] = f - 1
+                else:
+                    gone = False
+                    while small:
+                        victim, f = spop(False)
+                        if f >= threshold:
+                            main[victim] = 0  # stays resident: main may now be over its share
+                            continue
+                        if ghost_max:
+                            ghost[victim] = None
+                            if len(ghost) > ghost_max:
+                                gpop(False)
+                        gone = True
+                        break
+                    if not gone:  # every key in small moved to main
+                        continue
+                if on_evict is not None:
+                    self.warm = warm
+                    on_evict(victim)
+            if ghost_hit or (not warm and len(small) >= small_max):
+                main[key] = 0
+            else:
+                small[key] = 0
+        self.warm = warm
+        return hits
 
     def _evict_small(self) -> None:
         """Move keys hit often enough to main until one leaves (or small runs empty)."""

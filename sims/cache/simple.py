@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from sims.cache.base import CachePolicy, scan_keys, seq
 from sims.core.diverge import Decision
 from sims.core.registry import Param, register_policy
 from sims.replace import why
+from sims.replace.base import getrandbits_of
 
 
 @register_policy("cache", "mru")
@@ -33,6 +34,23 @@ class MRU(CachePolicy):
             self._evicted(od.popitem(True)[0])
         od[key] = None
         return False
+
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` inlined over ``keys``."""
+        od, size, on_evict = self.od, self.size, self.on_evict
+        move, pop = od.move_to_end, od.popitem
+        hits = 0
+        for key in keys:
+            if key in od:
+                move(key)
+                hits += 1
+                continue
+            if len(od) >= size:
+                victim = pop(True)[0]
+                if on_evict is not None:
+                    on_evict(victim)
+            od[key] = None
+        return hits
 
     def resident(self) -> list[Hashable]:
         return list(reversed(self.od))
@@ -80,6 +98,34 @@ class Random(CachePolicy):
             keys.append(key)
         where[key] = i
         return False
+
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` inlined over ``keys``; the draw inlined too where it is the same numbers."""
+        where, slots, size, on_evict, rng = self.where, self.keys, self.size, self.on_evict, self.rng
+        bits, draw, k = getrandbits_of(rng), rng.randrange, size.bit_length()
+        hits = 0
+        for key in keys:
+            if key in where:
+                hits += 1
+                continue
+            n = len(slots)
+            if n >= size:
+                if bits is None:
+                    i = draw(n)
+                else:  # rng.randrange(n), n == size
+                    i = bits(k)
+                    while i >= n:
+                        i = bits(k)
+                victim = slots[i]
+                del where[victim]
+                slots[i] = key
+                if on_evict is not None:
+                    on_evict(victim)
+            else:
+                i = n
+                slots.append(key)
+            where[key] = i
+        return hits
 
     def resident(self) -> list[Hashable]:
         return list(self.keys)

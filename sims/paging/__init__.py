@@ -76,8 +76,8 @@ def _run_trace(policy: str, args: dict, path: Path) -> dict:
     cls = get_policy("paging", policy)
     events = _Refs(read_pages(path))
     ctx = PanelContext(seed=0, duration=float(len(events)), events=events, panel_name=policy)
-    refs, hits = cls(frames, events, ctx.rng("evict")).serve(events, 0, len(events))
-    return {"policy": policy, "faults": refs - hits, "hits": hits}
+    hits = cls(frames, events, ctx.rng("evict")).run(events.pages)  # the batch loop: no event per reference
+    return {"policy": policy, "faults": len(events) - hits, "hits": hits}
 
 
 TRACE = TraceSpec(

@@ -11,13 +11,13 @@ Interface (``sims.replace.Replacement``): ``access(page) -> hit`` for one refere
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 
 from sims import replace
 from sims.core.diverge import Decision
 from sims.core.registry import register_policy
 from sims.replace import why
-from sims.replace.base import Replacement, scan_keys
+from sims.replace.base import Replacement, getrandbits_of, scan_keys
 from sims.replace.opt import Lookahead
 
 scan_pages = scan_keys  # the pages a "scan" event touches (the same event the cache topic uses)
@@ -114,6 +114,34 @@ class RandomEvict(PagingPolicy):
             pages.append(key)
         index[key] = i
         return False
+
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` inlined over ``keys``; the draw inlined too where it is the same numbers."""
+        index, pages, size, on_evict, rng = self.index, self.pages, self.size, self.on_evict, self.rng
+        bits, draw, k = getrandbits_of(rng), rng.randrange, size.bit_length()
+        hits = 0
+        for key in keys:
+            if key in index:
+                hits += 1
+                continue
+            n = len(pages)
+            if n >= size:
+                if bits is None:
+                    i = draw(n)
+                else:  # rng.randrange(n), n == size
+                    i = bits(k)
+                    while i >= n:
+                        i = bits(k)
+                victim = pages[i]
+                del index[victim]
+                pages[i] = key
+                if on_evict is not None:
+                    on_evict(victim)
+            else:
+                i = n
+                pages.append(key)
+            index[key] = i
+        return hits
 
     def explain(self, d: Decision, other: Decision | None = None) -> str:
         return why.say(

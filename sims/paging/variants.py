@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from sims.core.diverge import Decision
@@ -59,6 +59,28 @@ class SecondChance(PagingPolicy):
             self._evicted(oldest)
         queue[key] = 1
         return False
+
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` inlined over ``keys``: the oldest page is popped, and put back at the end
+        with R cleared while its R was set (the same queue as clearing R and moving it)."""
+        queue, size, on_evict = self.queue, self.size, self.on_evict
+        pop = queue.popitem
+        hits = 0
+        for key in keys:
+            if key in queue:
+                queue[key] = 1
+                hits += 1
+                continue
+            if len(queue) >= size:
+                while True:
+                    oldest, r = pop(False)
+                    if not r:
+                        break
+                    queue[oldest] = 0  # a second chance: back of the queue
+                if on_evict is not None:
+                    on_evict(oldest)
+            queue[key] = 1
+        return hits
 
     def resident(self) -> list[Hashable]:
         return list(self.queue)

@@ -3,13 +3,15 @@
 ``access(key)`` returns True on a hit; on a miss it admits the key (demand fetch: the key is
 resident afterwards), evicting one resident key first when the set is full, and reports each
 victim through ``on_evict``. ``serve(events, lo, hi)`` runs a stream slice (``ref`` keys, ``scan``
-ranges; other kinds skipped) and returns (references, hits); FIFO, LRU and CLOCK inline ``access``
-there, and a property test holds every fast path to one ``access`` per reference.
+ranges; other kinds skipped) and returns (references, hits) through ``run(keys)``, the batch loop
+that policies override with ``access`` inlined; a property test holds every fast path to one
+``access`` per reference.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
+import random
+from collections.abc import Callable, Hashable, Iterable, Iterator
 
 MAX_SCAN = 1_000_000  # keys in one scan event
 
@@ -24,6 +26,16 @@ def scan_keys(ev: dict) -> range:
     if not 0 <= length <= MAX_SCAN:
         raise ValueError(f"scan event at t={ev.get('t')}: length must be in [0, {MAX_SCAN}], got {length}")
     return range(start, start + length)
+
+
+def getrandbits_of(rng: random.Random) -> Callable[[int], int] | None:
+    """``rng.getrandbits`` where ``rng.randrange(n)`` is exactly ``r = getrandbits(k)`` until
+    ``r < n`` (k = n.bit_length(): CPython's ``Random._randbelow_with_getrandbits``), so a batch
+    loop can draw the same numbers inline; None for any other generator (call its randrange)."""
+    cls = type(rng)
+    if cls is random.Random and cls._randbelow is cls._randbelow_with_getrandbits:  # type: ignore[attr-defined]
+        return rng.getrandbits
+    return None
 
 
 def references(events: list[dict]) -> Iterator[Hashable]:
@@ -52,23 +64,40 @@ class Replacement:
     def access(self, key: Hashable) -> bool:
         raise NotImplementedError
 
-    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
-        """Serve the references in events[lo:hi] and return (references, hits)."""
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """Access each of ``keys`` in order and return the hits: the loop a trace replay and
+        ``serve`` run. Policies override it with ``access`` inlined (one record, no call per key);
+        tests/test_replace_run.py holds every override to one ``access`` per key."""
         access = self.access
+        hits = 0
+        for key in keys:
+            if access(key):
+                hits += 1
+        return hits
+
+    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
+        """Serve the references in events[lo:hi] and return (references, hits): the ``ref`` keys
+        gathered in runs between scans, each run through ``run``."""
+        if isinstance(events, list):
+            part: Iterable[dict] = events[lo:hi]
+            keys = [ev["key"] for ev in part if ev["kind"] == "ref"]
+            if len(keys) == hi - lo or not any(ev["kind"] == "scan" for ev in part):
+                return len(keys), self.run(keys)
+        else:  # a sequence that builds each event on demand (paging's trace): read each as it comes
+            part = (events[k] for k in range(lo, hi))
+        run = self.run
         hits = requests = 0
-        for k in range(lo, hi):
-            ev = events[k]
+        keys = []
+        for ev in part:
             kind = ev["kind"]
             if kind == "ref":
-                requests += 1
-                if access(ev["key"]):
-                    hits += 1
+                keys.append(ev["key"])
             elif kind == "scan":
-                for key in scan_keys(ev):
-                    requests += 1
-                    if access(key):
-                        hits += 1
-        return requests, hits
+                scan = scan_keys(ev)
+                hits += run(keys) + run(scan)
+                requests += len(keys) + len(scan)
+                keys = []
+        return requests + len(keys), hits + run(keys)
 
     def resident(self) -> list[Hashable]:
         """The resident keys, the next victim first where the policy has one."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 
 from sims.core.diverge import Decision
 from sims.replace import why
@@ -29,30 +29,22 @@ class LRU(Replacement):
         od[key] = None
         return False
 
-    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
-        """``access`` inlined for runs of ``ref`` events (the 1M requests/s target)."""
-        od, size = self.od, self.size
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` inlined over ``keys``."""
+        od, size, on_evict = self.od, self.size, self.on_evict
         move, pop = od.move_to_end, od.popitem
-        hits = requests = 0
-        for k in range(lo, hi):
-            ev = events[k]
-            if ev["kind"] != "ref":
-                r, h = Replacement.serve(self, events, k, k + 1)
-                requests += r
-                hits += h
-                continue
-            requests += 1
-            key = ev["key"]
+        hits = 0
+        for key in keys:
             if key in od:
                 move(key)
                 hits += 1
                 continue
             if len(od) >= size:
                 victim = pop(False)[0]
-                if self.on_evict is not None:
-                    self.on_evict(victim)
+                if on_evict is not None:
+                    on_evict(victim)
             od[key] = None
-        return requests, hits
+        return hits
 
     def resident(self) -> list[Hashable]:
         return list(self.od)
@@ -85,28 +77,20 @@ class FIFO(Replacement):
         od[key] = None
         return False
 
-    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
-        """``access`` inlined for runs of ``ref`` events (the 1M requests/s target)."""
-        od, size, pop = self.od, self.size, self.od.popitem
-        hits = requests = 0
-        for k in range(lo, hi):
-            ev = events[k]
-            if ev["kind"] != "ref":
-                r, h = Replacement.serve(self, events, k, k + 1)
-                requests += r
-                hits += h
-                continue
-            requests += 1
-            key = ev["key"]
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` inlined over ``keys``."""
+        od, size, on_evict, pop = self.od, self.size, self.on_evict, self.od.popitem
+        hits = 0
+        for key in keys:
             if key in od:
                 hits += 1
                 continue
             if len(od) >= size:
                 victim = pop(False)[0]
-                if self.on_evict is not None:
-                    self.on_evict(victim)
+                if on_evict is not None:
+                    on_evict(victim)
             od[key] = None
-        return requests, hits
+        return hits
 
     def resident(self) -> list[Hashable]:
         return list(self.od)
@@ -162,6 +146,47 @@ class LFU(Replacement):
         freq[key] = 1
         self.low = 1
         return False
+
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` inlined over ``keys``."""
+        freq, buckets, size, on_evict = self.freq, self.buckets, self.size, self.on_evict
+        get, bucket = freq.get, buckets.get
+        low = self.low
+        hits = 0
+        for key in keys:
+            f = get(key)
+            if f is not None:
+                b = buckets[f]
+                del b[key]
+                if not b:
+                    del buckets[f]
+                    if low == f:
+                        low = f + 1
+                f += 1
+                b = bucket(f)
+                if b is None:
+                    b = buckets[f] = OrderedDict()
+                b[key] = None
+                freq[key] = f
+                hits += 1
+                continue
+            if len(freq) >= size:
+                b = buckets[low]
+                victim = b.popitem(False)[0]
+                if not b:
+                    del buckets[low]
+                del freq[victim]
+                if on_evict is not None:
+                    self.low = low
+                    on_evict(victim)
+            b = bucket(1)
+            if b is None:
+                b = buckets[1] = OrderedDict()
+            b[key] = None
+            freq[key] = 1
+            low = 1
+        self.low = low
+        return hits
 
     def resident(self) -> list[Hashable]:
         """Lowest count first, then least recent."""
@@ -227,42 +252,37 @@ class Clock(Replacement):
         where[key] = slot
         return False
 
-    def serve(self, events: list[dict], lo: int, hi: int) -> tuple[int, int]:
-        """``access`` inlined for runs of ``ref`` events (the 1M requests/s target)."""
-        where, ref, keys, size = self.where, self.ref, self.keys, self.size
-        hits = requests = 0
-        for k in range(lo, hi):
-            ev = events[k]
-            if ev["kind"] != "ref":
-                r, h = Replacement.serve(self, events, k, k + 1)
-                requests += r
-                hits += h
-                continue
-            requests += 1
-            key = ev["key"]
-            slot = where.get(key)
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` inlined over ``keys``."""
+        where, ref, slots, size, on_evict = self.where, self.ref, self.keys, self.size, self.on_evict
+        get = where.get
+        hand = self.hand
+        hits = 0
+        for key in keys:
+            slot = get(key)
             if slot is not None:
                 ref[slot] = 1
                 hits += 1
                 continue
             slot = len(where)
             if slot >= size:
-                hand = self.hand
                 while ref[hand]:
                     ref[hand] = 0
                     hand += 1
                     if hand == size:
                         hand = 0
                 slot = hand
-                victim = keys[slot]
+                victim = slots[slot]
                 del where[victim]
-                self.hand = hand + 1 if hand + 1 < size else 0
-                if self.on_evict is not None:
-                    self.on_evict(victim)
-            keys[slot] = key
+                hand = hand + 1 if hand + 1 < size else 0
+                if on_evict is not None:
+                    self.hand = hand  # the hook may look at the clock (why.record, the view)
+                    on_evict(victim)
+            slots[slot] = key
             ref[slot] = 1
             where[key] = slot
-        return requests, hits
+        self.hand = hand
+        return hits
 
     def resident(self) -> list[Hashable]:
         """Slot order from the hand once full (the order the hand will visit them)."""

@@ -1,7 +1,7 @@
 """Editing a replacement policy (the cache and paging topics' ``Topic.edit``).
 
-The source to edit leaves out ``serve``, an inlined fast path: an edited policy runs ``access``
-once per reference. The edited class runs with the mechanism's contract checked after every
+The source to edit leaves out ``serve`` and ``run``, the inlined fast paths: an edited policy runs
+``access`` once per reference. The edited class runs with the mechanism's contract checked after every
 reference, against a resident set kept outside the policy (``contracted``): hit iff resident, a
 miss admits the key, victims are resident and reported through ``on_evict``, never more keys than
 the capacity; a break raises ``sims.core.editpanel.ContractError``.
@@ -27,7 +27,7 @@ class ReplacementEdits(EditRules):
         return contracted(cls, steps) if issubclass(cls, Replacement) else cls
 
     def omit(self, cls: type) -> tuple[str, ...]:
-        return ("serve",) if issubclass(cls, Replacement) else ()
+        return ("serve", "run") if issubclass(cls, Replacement) else ()
 
 
 def contracted(cls: type, steps: Any) -> type:
@@ -90,6 +90,7 @@ def contracted(cls: type, steps: Any) -> type:
     owner = next(c for c in cls.__mro__ if "serve" in c.__dict__)
     if owner.__module__.startswith("sims.replace.") and owner is not Replacement:
         Edited.serve = Replacement.serve  # an inlined fast path would go round the checked access
+    Edited.run = Replacement.run  # likewise every policy's batch loop: one checked access per key
 
     Edited.__name__ = Edited.__qualname__ = cls.__name__
     return Edited

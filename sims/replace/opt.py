@@ -42,8 +42,9 @@ class Lookahead:
 class OPT(Replacement):
     """When is each resident key used next? Evict the one used farthest in the future; a key
     never used again is farthest, and among those the one referenced longest ago goes first.
-    ``heap`` holds (-next use, key) for keys that come back, stale entries skipped lazily
-    (O(log n) per miss); ``doomed`` holds the resident keys never used again, oldest first.
+    ``heap`` holds -(next use) for keys that come back (the key is ``ahead.keys[next use]``; next
+    uses are distinct positions, so pops come in the order a (-use, key) heap gives), stale
+    entries skipped lazily (O(log n) per miss); ``doomed`` holds the resident keys never used again, oldest first.
     ``access`` follows ``ahead`` position by position; a key the look-ahead did not foresee (an
     event added live) is treated as never used again."""
 
@@ -54,7 +55,7 @@ class OPT(Replacement):
         self.ahead = ahead if isinstance(ahead, Lookahead) else Lookahead(ahead)
         self.pos = 0
         self.next_use: dict[Hashable, int] = {}  # resident key -> its next use
-        self.heap: list[tuple[int, Hashable]] = []
+        self.heap: list[int] = []
         self.doomed: dict[Hashable, None] = {}  # resident, never used again; oldest first
         self.unforeseen = 0
 
@@ -76,10 +77,11 @@ class OPT(Replacement):
                 victim = next(iter(doomed))
                 del doomed[victim]
             else:
-                heap = self.heap
+                heap, akeys = self.heap, ahead.keys
                 while True:
-                    neg, victim = heappop(heap)
-                    if next_use.get(victim) == -neg:
+                    nu_v = -heappop(heap)
+                    victim = akeys[nu_v]
+                    if next_use.get(victim) == nu_v:
                         break
             del next_use[victim]
             self._evicted(victim)
@@ -87,11 +89,54 @@ class OPT(Replacement):
         if nu >= ahead.never:
             doomed[key] = None
         else:
-            heappush(self.heap, (-nu, key))
+            heappush(self.heap, -nu)
             if len(self.heap) > 4 * self.size + 64:  # drop stale entries: amortised O(1)
-                self.heap = [(-v, k) for k, v in next_use.items() if k not in doomed]
+                self.heap = [-v for k, v in next_use.items() if k not in doomed]
                 heapify(self.heap)
         return hit
+
+    def run(self, keys: Iterable[Hashable]) -> int:
+        """``access`` inlined over ``keys``."""
+        ahead, next_use, doomed, heap = self.ahead, self.next_use, self.doomed, self.heap
+        size, on_evict = self.size, self.on_evict
+        akeys, anext, never = ahead.keys, ahead.next_use, ahead.never
+        n, i, limit = len(akeys), self.pos, 4 * size + 64
+        hits = 0
+        for key in keys:
+            if i < n and akeys[i] == key:
+                nu = anext[i]
+                i += 1
+            else:
+                self.unforeseen += 1
+                nu = 3 * never + self.unforeseen
+            if key in next_use:
+                hits += 1
+                if key in doomed:  # only an unforeseen key can come back
+                    del doomed[key]
+            elif len(next_use) >= size:
+                if doomed:
+                    victim = next(iter(doomed))
+                    del doomed[victim]
+                else:
+                    while True:
+                        nu_v = -heappop(heap)
+                        victim = akeys[nu_v]
+                        if next_use.get(victim) == nu_v:
+                            break
+                del next_use[victim]
+                if on_evict is not None:
+                    self.pos = i
+                    on_evict(victim)
+            next_use[key] = nu
+            if nu >= never:
+                doomed[key] = None
+            else:
+                heappush(heap, -nu)
+                if len(heap) > limit:  # drop stale entries: amortised O(1)
+                    heap[:] = [-v for k, v in next_use.items() if k not in doomed]
+                    heapify(heap)
+        self.pos = i
+        return hits
 
     def resident(self) -> list[Hashable]:
         """The next victim first: the doomed keys oldest first, then the rest farthest first."""
@@ -114,7 +159,8 @@ class OPT(Replacement):
 
     def check_invariants(self) -> None:
         super().check_invariants()
-        live = {k for v, k in ((-n, k) for n, k in self.heap) if self.next_use.get(k) == v}
+        keys = self.ahead.keys
+        live = {keys[-n] for n in self.heap if self.next_use.get(keys[-n]) == -n}
         assert live | set(self.doomed) == set(self.next_use), "every resident key is in the heap or doomed"
         assert not live & set(self.doomed)
         assert all(self.next_use[k] >= self.ahead.never for k in self.doomed)
