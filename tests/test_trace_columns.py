@@ -178,3 +178,16 @@ def test_run_trace_in_is_the_same_as_before(tmp_path, capsys, monkeypatch):
         out[columns] = json.loads(capsys.readouterr().out)
     assert out[True] == out[False] and out[True]["panels"]["opt"]["hits"] > 0
     assert (tmp_path / "outTrue.jsonl").read_bytes() == (tmp_path / "outFalse.jsonl").read_bytes()
+
+
+def test_the_budget_names_the_line_that_passes_it_in_columns(tmp_path, monkeypatch):
+    from sims.core import canonical
+
+    f = _write(tmp_path, [_good(i) for i in range(5000)])
+    monkeypatch.setattr(canonical, "MAX_STREAM_BYTES", 100_000)  # 4,000 columnar refs of 25 bytes
+    with pytest.raises(TraceError, match=rf"{f}:4001: the events so far hold about 0 MiB"):
+        stream.read(f, columns=True)
+    monkeypatch.undo()
+    with pytest.raises(TraceError, match=rf"{f}:3001: more than 3,000 events"):
+        canonical.read(f, max_events=3000, columns=True)
+    assert len(canonical.read(f, max_events=5000, columns=True)) == 5000
