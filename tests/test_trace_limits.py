@@ -109,9 +109,10 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path, args):
 
 # -- memory: what is accepted fits, what cannot fit is refused from its first MiB -------------------
 def test_a_canonical_trace_past_the_memory_budget_is_refused_from_its_first_mib(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(canonical, "MAX_STREAM_BYTES", 16 << 20)  # 16 MiB: about 67,000 ref events
+    # a cache preset reads its stream as columns (25 bytes a ref): 1 MiB holds about 42,000
+    monkeypatch.setattr(canonical, "MAX_STREAM_BYTES", 1 << 20)
     f = tmp_path / "big.jsonl"
-    f.write_text(refs(200_000))  # 7 MB of lines, about 50 MiB of events
+    f.write_text(refs(200_000))  # 7 MB of lines, about 4.8 MiB of columns
     err = refused(capsys, "run", "cache-scan", "--trace-in", str(f), "--duration", "200")
     assert "about 2" in err and "events holding about" in err and "(from its first" in err
 

@@ -15,6 +15,8 @@ from sims.core import presets, registry
 from sims.core.limits import MAX_DURATION, show
 from sims.core.scenario import Scenario
 
+COLUMNAR = ("cache", "paging")  # topics whose --trace-in stream is read as columns (sims.core.columns)
+
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Every preset; a broken one is listed as unavailable with its reason (exit status 0)."""
@@ -97,7 +99,8 @@ def _build(args: argparse.Namespace):
     elif args.trace_in:
         from sims.core import stream
 
-        events = stream.read(args.trace_in, *_trace_schema(preset, args.seed))
+        # a cache or paging panel reads the stream one reference at a time: columns, not dicts
+        events = stream.read(args.trace_in, *_trace_schema(preset, args.seed), columns=preset.topic in COLUMNAR)
     sc = Scenario(preset, args.seed, duration, panels, events=events, drain=args.drain)
     if args.policy_file:  # an edited policy as one more panel (docs/editing.md)
         from sims.core import editpanel

@@ -161,9 +161,11 @@ def sample_stream(preset, seed: int, horizon: float) -> Stream:
 def given_stream(events: list[dict]) -> Stream:
     """A stream read from a trace: every event counted, sizes from ``SAMPLE`` of them, evenly spread."""
     step = max(1, len(events) // SAMPLE)
-    some = events[::step]
+    some = [events[k] for k in range(0, len(events), step)]
     n = len(some) or 1
-    return Stream(len(events), sum(map(event_bytes, some)) / n, sum(map(tokens, some)) / n, True, 0.0)
+    held = getattr(events, "nbytes", None)  # a ``Columns`` stream knows what it holds
+    size = held / len(events) - SLOT if held is not None and len(events) else sum(map(event_bytes, some)) / n
+    return Stream(len(events), size, sum(map(tokens, some)) / n, True, 0.0)
 
 
 # -- the panels ---------------------------------------------------------------------------------

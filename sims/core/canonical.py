@@ -21,6 +21,7 @@ import math
 from pathlib import Path
 
 from sims.core.budget import MAX_STREAM_BYTES, SLOT, event_bytes
+from sims.core.columns import Columns, take_plain
 from sims.core.limits import MAX_DURATION, MAX_EVENT_CHARS, MAX_STREAM_EVENTS, show
 from sims.core.stream import _shape
 from sims.core.trace import TraceError, bulk, read_blocks
@@ -91,12 +92,13 @@ class Reader:
         expect: dict[str, dict[str, str]] | None = None,
         closed: frozenset[str] | set[str] = frozenset(),
         max_events: int = MAX_STREAM_EVENTS,
+        columns: bool = False,
     ) -> None:
         self.where = where
         self.expect = expect
         self.closed = closed
         self.max_events = max_events
-        self.events: list[dict] = []
+        self.events: list[dict] | Columns = Columns() if columns else []
         self.bytes = 0  # the events' memory (sims.core.budget's model), bounded by MAX_STREAM_BYTES
         self.last = 0.0
         self._kinds: dict[str, str] = {}  # one string object per kind
@@ -154,7 +156,7 @@ class Reader:
         ev["kind"] = self._kinds.setdefault(kind, kind)
         self.last = t
         self.events.append(ev)
-        self.bytes += event_bytes(ev) + SLOT
+        self.bytes = self.events.nbytes if type(self.events) is Columns else self.bytes + event_bytes(ev) + SLOT
         if len(self.events) > self.max_events:
             raise TraceError(f"{where}: more than {self.max_events:,} events")
         if self.bytes > MAX_STREAM_BYTES:
@@ -166,6 +168,8 @@ class Reader:
     # -- a block at a time: the fast path ----------------------------------------------------------
     def block(self, first: int, lines: list[str]) -> None:
         """The lines numbered from ``first``: parsed as one array when that is safe, else one by one."""
+        if lines and type(self.events) is Columns and take_plain(self, lines, MAX_STREAM_BYTES):
+            return  # no blank line, every line a plain compact event
         body = [text for text in lines if text and not text.isspace()]
         if body and self._fast(body):
             return
@@ -206,6 +210,15 @@ class Reader:
             size += b or event_bytes(ev)
             ev["kind"] = kinds.setdefault(kind, kind)
             last = t
+        if type(self.events) is Columns:  # kept, then taken back if past the bound
+            mark = self.events.mark()
+            self.events.extend(events)
+            if self.events.nbytes > MAX_STREAM_BYTES:
+                self.events.undo(mark)
+                return False
+            self.bytes = self.events.nbytes
+            self.last = last
+            return True
         if self.bytes + size + SLOT * len(events) > MAX_STREAM_BYTES:
             return False  # the line that passes the bound is named line by line
         self.events += events
@@ -235,10 +248,12 @@ def read(
     expect: dict[str, dict[str, str]] | None = None,
     closed: frozenset[str] | set[str] = frozenset(),
     max_events: int = MAX_STREAM_EVENTS,
-) -> list[dict]:
-    """The events of canonical stream ``path`` (see the module docstring)."""
+    columns: bool = False,
+) -> list[dict] | Columns:
+    """The events of canonical stream ``path`` (see the module docstring); with ``columns``, as
+    ``sims.core.columns.Columns`` (the same events, a fraction of the memory)."""
     path = Path(path)
-    rd = Reader(str(path), expect, closed, max_events)
+    rd = Reader(str(path), expect, closed, max_events, columns)
     try:
         size = path.stat().st_size if path.is_file() else 0
     except OSError:

@@ -76,7 +76,8 @@ class MooncakeReader(TimedReader):
         a block that does not parse that way is read line by line, which names the bad line."""
         numbers = [n for n, text in enumerate(lines, first) if text and not text.isspace()]
         try:
-            rows = json.loads("[" + ",".join(lines[n - first] for n in numbers) + "]", parse_constant=_refuse_constant)
+            body = lines if len(numbers) == len(lines) else [lines[n - first] for n in numbers]
+            rows = json.loads("[" + ",".join(body) + "]", parse_constant=_refuse_constant)
         except (ValueError, RecursionError):  # a bad line, NaN, an integer past 4,300 digits
             rows = None
         if rows is None or len(rows) != len(numbers):

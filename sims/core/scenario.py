@@ -49,7 +49,8 @@ class Scenario:
             else stream.build(self.preset, self.seed, stream.horizon(preset, self.duration), self._marks)
         )
         self.drain = drain  # run(): after the duration, panels finish what arrived (``run --drain``)
-        self._times = [ev["t"] for ev in self.events]
+        own = getattr(self.events, "times", None)  # a ``Columns`` stream: its times, copied (insert)
+        self._times = own[:] if own is not None else [ev["t"] for ev in self.events]
         self._end = bisect_right(self._times, self.duration)
         topic = registry.load_topic(self.preset.topic)
         self.panels: dict[str, Panel] = {}

@@ -28,7 +28,7 @@ from sims.core.budget import MAX_STREAM_BYTES, SLOT
 from sims.core.limits import MAX_DURATION, MAX_LINE_CHARS, MAX_STREAM_EVENTS, InputError, show
 from sims.core.llmtraces import AzureReader, TimedReader, request
 from sims.core.mooncake import MooncakeReader
-from sims.core.trace import TraceError, bulk, read_lines
+from sims.core.trace import TraceError, bulk, read_blocks, read_lines
 
 MAX_TRACE_BYTES = 1 << 30  # a bigger file is refused before it is read
 REF_BYTES = 184 + 24 + 28 + SLOT  # a {"t", "kind", "key"} event in memory (sims.core.budget's model)
@@ -239,6 +239,21 @@ def feed(rd, numbered: Iterator[tuple[int, str]], max_events: int = MAX_STREAM_E
         block(first, lines)
 
 
+def feed_blocks(rd, blocks: Iterator[tuple[int, list[str]]], max_events: int, size: int) -> None:
+    """``feed`` for a reader with ``feed_block``, from ``trace.read_blocks``: the lines of each
+    block 4,096 at a time, without taking them apart line by line and joining them again."""
+    rd.max_events = max_events
+    read = 0 if size else 1 << 20
+    for first, lines in blocks:
+        for i in range(0, len(lines), 4096):
+            part = lines[i : i + 4096]
+            rd.feed_block(first + i, part)
+            if read < 1 << 20:
+                read += sum(map(len, part)) + len(part)
+                if read >= 1 << 20:
+                    check_size(rd, size, read, max_events)
+
+
 def _bounded(rd, n: int, max_events: int) -> None:
     if len(rd) > max_events:
         raise TraceError(f"{rd.where}:{n}: more than {max_events} events; cut the trace (head -n)")
@@ -315,7 +330,10 @@ def load(path: str | Path, fmt: str, preset, seed: int | None = None) -> tuple[l
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
     check_size(rd, size, 0, MAX_STREAM_EVENTS)
     with bulk():
-        feed(rd, read_lines(path), MAX_STREAM_EVENTS, size)
+        if hasattr(rd, "feed_block"):
+            feed_blocks(rd, read_blocks(path), MAX_STREAM_EVENTS, size)
+        else:
+            feed(rd, read_lines(path), MAX_STREAM_EVENTS, size)
         return finish(rd, preset)
 
 
