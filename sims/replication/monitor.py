@@ -15,20 +15,24 @@ TICK = 0.05  # seconds between the monitor's looks
 
 
 def _home(net) -> list[int]:
-    """Nodes up and on the majority's side (none when no side has a majority)."""
+    """Nodes up, not paused (a paused node answers no heartbeat) and on the majority's side
+    (none when no side has a majority)."""
     g = majority_group(net)
     if g is None:
         return []
-    return [i for i in range(net.n) if net.nodes[i].up and net.group[i] == g]
+    nodes = net.nodes
+    return [i for i in range(net.n) if nodes[i].up and not nodes[i].paused and net.group[i] == g]
 
 
 class LeaderMonitor(Checkpointed):
     """Promotes the most up-to-date reachable follower once the leader has been gone for
     ``failover_after`` seconds (never when it is negative), and brings every node it can reach
-    to the current epoch."""
+    to the current epoch. ``quorum``: promote only with a majority of the nodes up on its side
+    (lease reads: the new leader then holds every write a majority acknowledged)."""
 
-    def __init__(self, failover_after: float) -> None:
+    def __init__(self, failover_after: float, quorum: bool = False) -> None:
         self.failover_after = failover_after
+        self.quorum = quorum
         self.leader = 0
         self.epoch = 0
         self.gone_since: float | None = None
@@ -44,7 +48,7 @@ class LeaderMonitor(Checkpointed):
         elif self.failover_after >= 0:
             if self.gone_since is None:
                 self.gone_since = now
-            if now - self.gone_since >= self.failover_after:
+            if now - self.gone_since >= self.failover_after and (not self.quorum or 2 * len(home) > net.n):
                 best = max(home, key=lambda i: (nodes[i].log[-1][0] if nodes[i].log else -1, len(nodes[i].log), -i))
                 self.leader, self.epoch, self.gone_since = best, self.epoch + 1, None
                 self.failovers += 1
