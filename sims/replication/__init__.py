@@ -121,10 +121,10 @@ class LeaseRead(Strategy):
     acks = -2  # a majority: LeaseNode.need
     guarded = True
     violations = "stale_reads"  # what a search's "violations" counts: the oracle's stale reads
+    leases = True  # its safety rests on time: a schedule search may pause nodes
 
     def monitor(self, n: int, failover_after: float, params: dict):
-        wait = failover_after if failover_after < 0 else max(failover_after, params["lease"])
-        return LeaderMonitor(wait, quorum=True)
+        return LeaderMonitor(failover_after, lease=params["lease"])
 
 
 @register_policy("replication", "lease_read_unguarded")

@@ -3,11 +3,13 @@ only while it holds a lease, and the monitor waits the lease out before it promo
 
 The leader stamps every append it ships (and a heartbeat every ``renew_every`` seconds) with its
 own clock; a follower's ack echoes the stamp. Once a majority (the leader and ``n // 2``
-followers) has acknowledged stamps at or after ``s``, no other node can have been promoted before
-``s`` plus the monitor's wait, so the leader may read locally until ``s + lease`` on its clock.
-Writes are acknowledged by a majority too (``need() = n // 2`` followers), and the monitor
-promotes only with a majority of the nodes up on its side, so the new leader holds every
-acknowledged write. A leader without a lease parks its reads and answers them at the next
+followers) has acknowledged stamps at or after ``s``, no other node can be promoted before
+``s + lease``, so the leader may read locally until then on its clock.
+Writes are acknowledged by a majority too (``need() = n // 2`` followers). The monitor promotes
+only with a majority of the nodes up on its side, so the new leader holds every acknowledged
+write, and only once none of them has acknowledged a stamped append within the last ``lease``
+seconds (``granted_at``, a follower's promise): the majority that gave the old leader its lease
+includes one of them, so that lease has run out. A leader without a lease parks its reads and answers them at the next
 renewal; a deposed one forwards them to the new leader. A lease read returns the newest
 *acknowledged* write of the key (``visible``: a state machine applies an entry once it commits),
 not one still waiting for its acks; a new leader adopts its whole log, as Raft's first entry of a
@@ -50,6 +52,7 @@ class LeaseNode(LeaderFollower):
         self.leased = False  # unguarded: the flag the "lease" timer clears
         self.parked: list[tuple[int, int, int]] = []  # reads waiting for a lease: (op, key, contact)
         self.visible: dict[int, int] = {}  # leader: key -> its newest acknowledged write, what reads return
+        self.granted_at = NEVER  # follower: when it last acknowledged a stamped append (the monitor reads it)
 
     def need(self) -> int:
         return self.n // 2  # a majority with the leader
@@ -166,6 +169,8 @@ class LeaseNode(LeaderFollower):
             for k, entry in enumerate(msg[3]):
                 self.take(msg[2] + k, entry, now)
             stamp = msg[4] if len(msg) > 4 else None  # a resend ("need") carries none
+            if stamp is not None:
+                self.granted_at = now  # a promise: no one else is promoted for a lease from now
             self.send(self.leader, ("ack", self.epoch, len(self.log) - 1, stamp))
             return
         super().handle(src, msg, now)
