@@ -78,7 +78,10 @@ class Problem:
         self.seed = seed
         # a schedule runs until its last step settles: the page takes that duration with it
         fixed = preset is not None and self.spec.genome != "schedule"
-        self.layout: Layout = self.spec.layout(size, length, keys, preset.duration if fixed else None, seed=seed)
+        pauses = self.spec.pauses([t.policy for t in self.objective.terms] + list(extra))
+        self.layout: Layout = self.spec.layout(
+            size, length, keys, preset.duration if fixed else None, seed=seed, pauses=pauses
+        )
         self.universe = self.layout.universe
         self._topic = registry.load_topic(topic)
         known = registry.topic_info(topic).metrics
