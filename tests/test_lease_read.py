@@ -142,3 +142,31 @@ def test_the_search_finds_the_unguarded_leases_stale_read_and_shrinks_it(seed):
     assert "pause" in steps and "resume" in steps, steps
     again = shrink(fresh, out.genome, 2000)
     assert again.genome == out.genome and again.steps == [] and again.minimal
+
+
+@pytest.mark.slow  # about 350 evaluations of the page's own panels (20-60 ms delays): minutes here
+def test_the_lease_page_finds_a_schedule_that_breaks_the_unguarded_lease_and_plays_it():
+    """The page's "Find a schedule that breaks this" ([site.search]): found at evaluation 353 on
+    the preset's seed; the page plays the schedule with the unguarded panel stale and the guarded not."""
+    import json
+
+    from web.pyodide import bridge
+
+    def call(op: str, **args):
+        reply = json.loads(bridge.call(op, json.dumps(args)))
+        assert reply["ok"], reply
+        return reply["result"]
+
+    info = call("search_info", preset=PRESET)
+    assert info["objective"] == "stale_reads(lease_read_unguarded)" and info["size"] == 3
+    state = call("search_start", id="t", preset=PRESET)
+    while not state["done"]:
+        state = call("search_run", id="t", n=300)
+    result = call("search_result", id="t")
+    call("search_drop", id="t")
+    assert result["best_score"] > 0 and result["overrides"]["events"] == result["schedule"]
+    session = bridge.Session(PRESET, None, None, result["overrides"])
+    session.sc.run()
+    played = session.sc.metrics()
+    assert played["lease_read_unguarded"]["stale_reads"] == result["best_score"]
+    assert played["lease_read"]["stale_reads"] == 0
