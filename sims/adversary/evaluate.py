@@ -82,8 +82,9 @@ class Problem:
         self.seed = seed
         # a schedule runs until its last step settles: the page takes that duration with it
         fixed = preset is not None and self.spec.genome != "schedule"
+        pauses = self.spec.pauses([t.policy for t in self.objective.terms] + list(extra))
         self.layout: Layout = self.spec.layout(
-            size, length, keys, preset.duration if fixed else None, seed=seed, steps=steps
+            size, length, keys, preset.duration if fixed else None, seed=seed, steps=steps, pauses=pauses
         )
         self._params = dict(params or {})
         if self._params and preset is not None:

@@ -5,7 +5,8 @@ set of distinct keys (hashing), arrival times in milliseconds, sorted (ratelimit
 schedule: each gene one step and the wait after it, ``step * len(GAPS) + gap``. For consensus a
 step of ``sims.consensus.trials`` (isolate the leader alone or with its next node, crash it or
 its next node, restart the crashed, heal, a client command); for replication one of
-``sims.replication.trials`` (crash or isolate node i, restart the crashed, heal), under the
+``sims.replication.trials`` (crash or isolate node i, restart the crashed, heal; pause node i
+and resume the paused only when a lease policy is searched), under the
 client operations of a fixed ``registers`` workload on the search's seed; for election the
 consensus steps (an election panel resolves ``leader`` and marks in faults as a consensus panel
 does, and ignores the commands) and two of its own, ``ELECTION_STEPS``: pause the leader for one
@@ -40,6 +41,21 @@ class TopicSpec:
     default_size: int = 4  # --size when it is not given
     violations: str = ""  # the checker's metric: what the objective "violations" counts
 
+    def violations_of(self, policy: str) -> str:
+        """The checker's metric that the objective "violations" counts for ``policy``: the
+        topic's, or the policy's own (``violations`` on its class: the replication lease
+        policies promise linearizable reads, so theirs is the oracle's ``stale_reads``)."""
+        own = getattr(registry.get_policy(self.topic, policy), "violations", None)
+        return own if isinstance(own, str) and own else self.violations
+
+    def pauses(self, policies) -> bool:
+        """Whether a replication schedule search of ``policies`` may pause nodes: only for a
+        policy whose safety rests on time (``leases`` on its class), so the other searches keep
+        their steps and their evaluation counts."""
+        if self.topic != "replication":
+            return False
+        return any(getattr(registry.get_policy(self.topic, p), "leases", False) for p in policies)
+
     def layout(
         self,
         k: int,
@@ -48,11 +64,13 @@ class TopicSpec:
         duration: float | None = None,
         seed: int = 1,
         steps: tuple[str, ...] | None = None,
+        pauses: bool = False,
     ) -> Layout:
         """How candidates of this search become streams. ``duration``: fit every candidate into
         a preset's run of that length (the browser keeps the page's duration), else the run lasts
         until the last event. ``seed``: the stream's (a replication schedule's client operations).
-        ``steps``: a consensus or election schedule's step names (default: the topic's own set)."""
+        ``steps``: a consensus or election schedule's step names (default: the topic's own set);
+        ``pauses``: a replication schedule may pause nodes (``pauses()``)."""
         rate = self.rate
         span = max(2, -(-length // k))  # ratelimit: seconds over which arrivals come at the limit on average
         if duration is not None:
@@ -64,13 +82,18 @@ class TopicSpec:
             if duration is not None:
                 raise InputError("a schedule search runs on its own durations, not a page's")
             if self.topic == "replication":
-                from sims.replication.trials import GAPS, steps
+                from sims.replication import trials
 
-                return Layout(self.genome, rate, len(steps(k)) * len(GAPS), None, k, self.topic, seed, length)
+                if steps is not None:
+                    raise InputError(
+                        "--steps: a replication schedule's steps are its own (see sims.replication.trials)"
+                    )
+                universe = len(trials.steps(k, pauses)) * len(trials.GAPS)
+                return Layout(self.genome, rate, universe, None, k, self.topic, seed, length, pauses=pauses)
             from sims.consensus.trials import GAPS, step_set
 
             names = step_set(self.topic, steps)
-            return Layout(self.genome, rate, len(names) * len(GAPS), None, k, self.topic, seed, length, names)
+            return Layout(self.genome, rate, len(names) * len(GAPS), None, k, self.topic, seed, length, names=names)
         if steps is not None:
             raise InputError(f"--steps: {self.topic} searches workloads, not fault schedules")
         if self.genome == "times":
@@ -124,6 +147,7 @@ class Layout:
     seed: int = 1  # a replication schedule's client operations come from this seed's stream
     length: int = 0  # the most steps in a schedule
     names: tuple[str, ...] = ()  # a consensus or election schedule's steps (``sims.consensus.trials``)
+    pauses: bool = False  # a replication schedule's steps include pause and resume
 
     @property
     def gaps(self) -> tuple[float, ...]:
@@ -154,7 +178,7 @@ class Layout:
             from sims.replication import trials
 
             longest = trials.START + self.length * max(trials.GAPS) + trials.SETTLE
-            return trials.events(genes, self.size, self.seed, longest)
+            return trials.events(genes, self.size, self.seed, longest, self.pauses)
         from sims.consensus.trials import schedule_events
 
         return schedule_events(genes, self.names, self.size)
@@ -165,7 +189,7 @@ class Layout:
         if self.topic == "replication":
             from sims.replication.trials import faults
 
-            return faults([divmod(g, len(self.gaps)) for g in genome], self.size)[0]
+            return faults([divmod(g, len(self.gaps)) for g in genome], self.size, self.pauses)[0]
         return self.workload(genome)["schedule"]
 
     def workload(self, genome: list[int]) -> dict:

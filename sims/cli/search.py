@@ -99,7 +99,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             )
         if not policies:
             raise UsageError("search: --objective violations needs --policies: whose violations to count")
-        objective = " + ".join(f"{spec.violations}({p})" for p in policies)
+        objective = " + ".join(f"{spec.violations_of(p)}({p})" for p in policies)
     if objective is None:
         if len(policies) < 2:
             raise UsageError("search: give --objective, or --policies a,b to compare b against a")
@@ -257,7 +257,7 @@ def _flags(s: argparse.ArgumentParser) -> None:
         "--objective",
         help='what to maximize, e.g. "hits(b) - hits(a)"; a term without a size is at size k; '
         '"violations": the checker\'s count over --policies (consensus: safety violations; replication: '
-        "acknowledged writes lost; election: seconds with two leaders)",
+        "acknowledged writes lost, stale reads for the lease policies; election: seconds with two leaders)",
     )
     s.add_argument(
         "--size",

@@ -10,6 +10,8 @@ API a protocol builds on
 - ``on_message(src, msg, now)``: a message from node ``src`` arrived (``msg`` is any value the
   protocol sent: a dict or a tuple of atomics copies fastest);
 - ``on_timer(name, now)``: a timer set with ``set_timer(delay, name)`` fired;
+- ``on_request(req, now)``: a client's request, handed in by ``Network.request`` (a paused node
+  takes it at its resume, in order with its messages and timers);
 - ``on_crash(now)`` / ``on_restart(durable, now)``: after a crash the node hears nothing and its
   timers are void; on restart ``durable=False`` means its disk was lost too (the protocol resets
   the state it calls durable; the default ``on_restart`` just calls ``on_start``);
@@ -26,6 +28,8 @@ API a protocol builds on
 
 - ``start(now=0.0)``; ``advance(until, after=None)`` delivers messages and fires timers in
   ``(time, seq)`` order up to ``until``, calling ``after(t)`` after each (invariant checks);
+- ``request(i, req, now)``: a client's request reaches node i from outside the network (not a
+  message: no delay, not counted); a paused node holds it until its resume, a down one drops it;
 - ``next_time()``: time of the next delivery or timer, or None;
 - ``apply(fault, now)``: a fault from the stream, a dict with ``"fault"``:
   ``{"fault": "partition", "groups": [[0, 1], [2, 3, 4]]}`` (nodes in different groups cannot

@@ -14,6 +14,7 @@ from sims.core.panel import Checkpointed
 _MSG = 0  # heap item (_MSG, src, dst, sent, msg), plus the trace's index while recording
 _TIMER = 1  # heap item (_TIMER, node, name, token)
 _HELD = 2  # heap item (_HELD, a _MSG item): it reached a paused node, which takes it at resume
+_REQ = 3  # inside a _HELD item: (_REQ, node, request), a client's request that reached a paused node
 
 _LINK_FIELDS = ("loss", "duplicate", "reorder")
 
@@ -68,6 +69,9 @@ class Node(Checkpointed):
 
     def on_timer(self, name: str, now: float) -> None:
         """The timer ``name`` fired."""
+
+    def on_request(self, req: Any, now: float) -> None:
+        """A client's request (from outside the network: ``Network.request``)."""
 
     def on_crash(self, now: float) -> None:
         """The node stopped (it hears nothing until restarted)."""
@@ -187,6 +191,8 @@ class Network(Checkpointed):
             node.on_timer(name, t)
             return True
         if kind == _HELD:  # checked when it arrived; a crash since then drops it
+            if item[1][0] == _REQ:
+                return self._request(item, t)
             src, dst, msg = item[1][1], item[1][2], item[1][4]
             node = self.nodes[dst]
             if not node.up:
@@ -210,6 +216,27 @@ class Network(Checkpointed):
         if self.trace is not None:
             self.trace.arrived(item[5], t, "delivered")
         node.on_message(src, msg, t)
+        return True
+
+    def request(self, i: int, req: Any, now: float) -> None:
+        """A client's request reaches node ``i`` (from outside the network: not a message, not
+        counted): taken at once, or, while the node is paused, at its resume in the order it
+        came, among its messages and timers. A down node never hears it."""
+        if not self.nodes[i].up:
+            return
+        if self.held and i in self.held:
+            self.held[i].append((_HELD, (_REQ, i, req)))
+            return
+        self.nodes[i].on_request(req, now)
+
+    def _request(self, item: tuple, t: float) -> bool:
+        i, req = item[1][1], item[1][2]
+        if not self.nodes[i].up:
+            return False
+        if i in self.held:  # paused again before it was taken
+            self.held[i].append(item)
+            return False
+        self.nodes[i].on_request(req, t)
         return True
 
     def _drop(self, item: tuple, t: float, fate: str) -> bool:
@@ -288,7 +315,7 @@ class Network(Checkpointed):
                 node.up = False
                 node.timers = {}
                 for item in self.held.pop(i, ()):
-                    if item[0] == _HELD:
+                    if item[0] == _HELD and item[1][0] != _REQ:  # a client's request just goes unanswered
                         self._drop(item[1], now, "crash")
                 node.paused = False
                 node.on_crash(now)

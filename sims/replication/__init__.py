@@ -1,8 +1,9 @@
-"""Replication: one register store kept on several nodes, by six strategies, under the same
+"""Replication: one register store kept on several nodes, by eight strategies, under the same
 client operations and the same faults (``sims.net``).
 
 Leader–follower ships a leader's log to followers and acknowledges a write after 0 (``async``),
-1 (``semi_sync``) or all (``sync``) follower acks; ``quorum`` and ``sloppy_quorum`` write to W
+1 (``semi_sync``) or all (``sync``) follower acks; ``lease_read`` and ``lease_read_unguarded``
+wait for a majority and read from the leader's copy only under a lease (``sims.replication.lease``); ``quorum`` and ``sloppy_quorum`` write to W
 and read from R of N replicas; ``chain`` passes writes from head to tail. ``Books`` judges every
 answer: stale reads by a linearizability oracle for registers, lost acknowledged writes by who
 still holds them.
@@ -15,6 +16,7 @@ from sims.core.panel import Panel
 from sims.core.registry import Param, Topic, get_policy, register_policy, register_topic
 from sims.replication import workload
 from sims.replication.chain import ChainNode
+from sims.replication.lease import LeaseNode
 from sims.replication.monitor import ChainMonitor, LeaderMonitor, NoMonitor
 from sims.replication.nodes import Config, LeaderFollower
 from sims.replication.panel import ReplicationPanel
@@ -69,7 +71,7 @@ class Strategy:
     acks = 0
     sloppy = False
 
-    def monitor(self, n: int, failover_after: float):
+    def monitor(self, n: int, failover_after: float, params: dict):
         return LeaderMonitor(failover_after)
 
 
@@ -96,6 +98,43 @@ class Sync(Strategy):
     acks = -1
 
 
+LEASE_PARAMS = {
+    "ship_every": LF_PARAMS["ship_every"],
+    "lease": Param(
+        float,
+        0.5,
+        "the leader reads locally this long after a majority acknowledged its heartbeat; the monitor waits it out",
+        above=0,
+        max=60.0,
+    ),
+    "renew_every": Param(float, 0.1, "the leader's heartbeat period, seconds", above=0, max=60.0, work=-1),
+}
+
+
+@register_policy("replication", "lease_read")
+class LeaseRead(Strategy):
+    """Reads from the leader's copy while it holds a lease from a majority's acks, checked
+    against its clock when it answers; writes wait for a majority (sims.replication.lease)."""
+
+    PARAMS = LEASE_PARAMS
+    node = LeaseNode
+    acks = -2  # a majority: LeaseNode.need
+    guarded = True
+    violations = "stale_reads"  # what a search's "violations" counts: the oracle's stale reads
+    leases = True  # its safety rests on time: a schedule search may pause nodes
+
+    def monitor(self, n: int, failover_after: float, params: dict):
+        return LeaderMonitor(failover_after, lease=params["lease"])
+
+
+@register_policy("replication", "lease_read_unguarded")
+class LeaseReadUnguarded(LeaseRead):
+    """As lease_read, but an ack sets a flag that a timer clears a lease later, and a read checks
+    only the flag: a pause makes it count the lease from its resume."""
+
+    guarded = False
+
+
 @register_policy("replication", "quorum")
 class Quorum(Strategy):
     """W of N acks for a write, R of N replies for a read, to the key's own N replicas."""
@@ -103,7 +142,7 @@ class Quorum(Strategy):
     PARAMS = QUORUM_PARAMS
     node = QuorumNode
 
-    def monitor(self, n: int, failover_after: float):
+    def monitor(self, n: int, failover_after: float, params: dict):
         return NoMonitor()
 
 
@@ -125,7 +164,7 @@ class Chain(Strategy):
 
     node = ChainNode
 
-    def monitor(self, n: int, failover_after: float):
+    def monitor(self, n: int, failover_after: float, params: dict):
         return ChainMonitor(n, failover_after)
 
 
@@ -181,8 +220,11 @@ def make_panel(policy: str, name: str, params: dict, ctx) -> Panel:
         handoff_every=params.get("handoff_every", 0.5),
         read_repair=params.get("read_repair", True),
         timeout=params["timeout"],
+        lease=params.get("lease", 0.0),
+        renew_every=params.get("renew_every", 0.0),
+        guarded=getattr(cls, "guarded", True),
     )
-    monitor = strategy.monitor(n, params["failover_after"])
+    monitor = strategy.monitor(n, params["failover_after"], params)
     return ReplicationPanel(name, params, ctx, policy, cls.node, cfg, monitor)
 
 

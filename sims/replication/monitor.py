@@ -15,20 +15,27 @@ TICK = 0.05  # seconds between the monitor's looks
 
 
 def _home(net) -> list[int]:
-    """Nodes up and on the majority's side (none when no side has a majority)."""
+    """Nodes up, not paused (a paused node answers no heartbeat) and on the majority's side
+    (none when no side has a majority)."""
     g = majority_group(net)
     if g is None:
         return []
-    return [i for i in range(net.n) if net.nodes[i].up and net.group[i] == g]
+    nodes = net.nodes
+    return [i for i in range(net.n) if nodes[i].up and not nodes[i].paused and net.group[i] == g]
 
 
 class LeaderMonitor(Checkpointed):
     """Promotes the most up-to-date reachable follower once the leader has been gone for
     ``failover_after`` seconds (never when it is negative), and brings every node it can reach
-    to the current epoch."""
+    to the current epoch. ``lease`` (lease reads, > 0): promote only with a majority of the
+    nodes up on its side (the new leader then holds every write a majority acknowledged) and
+    once none of them has acknowledged a lease-bearing message (``granted_at``) within the last
+    ``lease`` seconds: any majority that gave the old leader its lease includes one of them, so
+    that lease has run out (a leader back for less than a tick, unseen, may have renewed it)."""
 
-    def __init__(self, failover_after: float) -> None:
+    def __init__(self, failover_after: float, lease: float = 0.0) -> None:
         self.failover_after = failover_after
+        self.lease = lease
         self.leader = 0
         self.epoch = 0
         self.gone_since: float | None = None
@@ -44,7 +51,7 @@ class LeaderMonitor(Checkpointed):
         elif self.failover_after >= 0:
             if self.gone_since is None:
                 self.gone_since = now
-            if now - self.gone_since >= self.failover_after:
+            if now - self.gone_since >= self.failover_after and (self.lease <= 0 or self._lapsed(home, nodes, now)):
                 best = max(home, key=lambda i: (nodes[i].log[-1][0] if nodes[i].log else -1, len(nodes[i].log), -i))
                 self.leader, self.epoch, self.gone_since = best, self.epoch + 1, None
                 self.failovers += 1
@@ -55,6 +62,9 @@ class LeaderMonitor(Checkpointed):
                     node.promote(self.epoch, now)
                 else:
                     node.follow(self.leader, self.epoch, now)
+
+    def _lapsed(self, home: list[int], nodes, now: float) -> bool:
+        return 2 * len(home) > len(nodes) and all(now - nodes[i].granted_at >= self.lease for i in home)
 
     def describe(self) -> dict:
         return {"leader": self.leader, "epoch": self.epoch, "failovers": self.failovers}

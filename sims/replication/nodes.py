@@ -30,6 +30,9 @@ class Config(Shared):
     handoff_every: float  # quorum: how often a stand-in tries to hand its hints back (s)
     read_repair: bool  # quorum: send the newest value to replicas that answered with an older one
     timeout: float  # clients give up after this long (s); coordinators forget then too
+    lease: float = 0.0  # lease reads: how long a majority's acknowledgement lets the leader read locally (s)
+    renew_every: float = 0.0  # lease reads: the leader's heartbeat period (s)
+    guarded: bool = True  # lease reads: check the lease against its clock when answering (sims.replication.lease)
 
 
 class Replica(Node):
@@ -79,6 +82,9 @@ class Replica(Node):
             self.books.reply(msg[1], msg[2], now)
         else:
             self.handle(src, msg, now)
+
+    def on_request(self, req: dict, now: float) -> None:
+        self.client(req, now)
 
     def on_restart(self, durable: bool, now: float) -> None:
         if not durable:

@@ -67,9 +67,7 @@ class ReplicationPanel(Panel):
             if not 0 <= i < net.n:
                 raise ValueError(f"{kind} {ev['id']}: contact node {i} is not one of 0..{net.n - 1}")
             self.books.begin(ev, net.partitioned)
-            node = net.nodes[i]
-            if node.up:
-                node.client(ev, ev["t"])
+            net.request(i, ev, ev["t"])  # a paused contact takes it at its resume
 
     def metrics(self) -> dict[str, float]:
         b, now = self.books, self.now

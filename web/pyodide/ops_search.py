@@ -104,7 +104,7 @@ def _schedule_defaults(preset) -> dict:
         policies = own.get("policies") or []
         if not policies:
             raise ValueError(f"{preset.name}: [site.search] objective 'violations' needs policies: whose to count")
-        objective = " + ".join(f"{spec.violations}({p})" for p in policies)  # the CLI's words
+        objective = " + ".join(f"{spec.violations_of(p)}({p})" for p in policies)  # the CLI's words
     length, budget = _SCHEDULES[preset.topic]
     return {
         "searches": "schedule",
