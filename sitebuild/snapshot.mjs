@@ -5,7 +5,7 @@
 // The interpreter is taken as the worker leaves it before any request: sims.zip unpacked in /app,
 // /app on sys.path, web.pyodide.bridge imported, no scenario created, no JS object held by Python;
 // and every topic imported too (web/pyodide/warm.py), which grows the memory past the wasm's initial
-// 30 MiB: the worker grows a new instance's memory to the snapshot's size first (wasm-memory.js).
+// 30 MiB: the worker grows a new instance's memory to the snapshot's size first (wasm-start.js).
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";

@@ -37,7 +37,7 @@ def write_snapshot(static: Path) -> bool:
         "sims_sha256": hashlib.sha256((py / "sims.zip").read_bytes()).hexdigest(),  # and this with its sims.zip
         "file": None if why else SNAPSHOT,
         # the bytes of memory it restores (gzip's own record of the inflated size): the worker grows
-        # the wasm's memory to this before the restore (web/static/js/wasm-memory.js)
+        # the wasm's memory to this before the restore (web/static/js/wasm-start.js)
         "memory": None if why else int.from_bytes((py / SNAPSHOT).read_bytes()[-4:], "little"),
     }
     if why:

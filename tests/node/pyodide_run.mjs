@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
 import { gunzipSync } from "node:zlib";
-import { growAtInstantiation } from "../../web/static/js/wasm-memory.js";
+import { growAtInstantiation } from "../../web/static/js/wasm-start.js";
 
 const require = createRequire(import.meta.url);
 const indexURL = dirname(require.resolve("pyodide/package.json")) + "/";

@@ -5,7 +5,7 @@
 // Named "contention-edited" (edited.js), the worker runs edited policies, and is the only one that
 // does: once Pyodide is up it drops every way out of its global scope (`lockdown`).
 import { readZip, writeFiles } from "./unzip.js";
-import { growAtInstantiation } from "./wasm-memory.js";
+import { compileEarly, growAtInstantiation } from "./wasm-start.js";
 
 const BASE = new URL("../", import.meta.url); // .../static/
 const EDITED = self.name === "contention-edited";
@@ -74,34 +74,40 @@ async function snapshotBytes(manifest, zip) {
 
 async function boot() {
   const t0 = performance.now();
+  const marks = {}; // ms since t0 at which each piece was in (worker.info.marks)
   const manifest = fetchManifest();
   const zip = fetchBytes("py/sims.zip");
   zip.catch(() => {}); // observed below
   const files = zip.then(readZip); // inflated while Pyodide loads
-  files.catch(() => {});
+  files.then(() => (marks.files = performance.now() - t0)).catch(() => {});
+  // the snapshot is fetched and inflated from the start, and used only if its Pyodide is the one loaded
+  const snapshot = manifest.then((m) => (m && m.file ? snapshotBytes(m, zip) : null));
+  snapshot.then(() => (marks.snapshot = performance.now() - t0)).catch(() => {}); // loadPyodide observes it
+  const indexURL = new URL("vendor/pyodide/", BASE).href;
+  const early = compileEarly(`${indexURL}pyodide.asm.wasm`); // compiled while the snapshot arrives (wasm-start.js)
   const { loadPyodide, version } = await import(new URL("vendor/pyodide/pyodide.mjs", BASE).href);
-  const options = { indexURL: new URL("vendor/pyodide/", BASE).href, stdout: () => {}, stderr: (s) => console.warn(s) };
+  const options = { indexURL, stdout: () => {}, stderr: (s) => console.warn(s) };
   let pyodide = null;
   let start = "fresh";
   const m = await manifest;
-  if (m && m.file && m.pyodide === version) {
-    // the snapshot's memory may be larger than the wasm's initial memory (wasm-memory.js)
-    const undo = m.memory ? growAtInstantiation(m.memory) : () => {};
-    try {
-      // a promise: Pyodide fetches its wasm and loads pyodide.asm.mjs while the snapshot arrives.
-      // Restored, Python has /app on sys.path, the bridge and every topic imported (web/pyodide/warm.py);
-      // only the files are missing (Emscripten keeps them outside the memory), so they are written again
-      const snapshot = snapshotBytes(m, zip);
-      snapshot.catch(() => {}); // observed by loadPyodide, which only awaits it once its own script is in
-      pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
-      start = "snapshot";
-    } catch (err) {
-      console.info(`Pyodide starts without its snapshot: ${err && err.message ? err.message : err}`);
-    } finally {
-      undo();
+  // the snapshot's memory may be larger than the wasm's initial memory; either way the wasm is early's
+  const undo = growAtInstantiation(m && m.file ? m.memory : 0, early);
+  try {
+    if (m && m.file && m.pyodide === version) {
+      try {
+        // a promise: Pyodide loads pyodide.asm.mjs while the snapshot arrives (and the wasm compiles)
+        // Restored, Python has /app on sys.path, the bridge and every topic imported (web/pyodide/warm.py);
+        // only the files are missing (Emscripten keeps them outside the memory), so they are written again
+        pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+        start = "snapshot";
+      } catch (err) {
+        console.info(`Pyodide starts without its snapshot: ${err && err.message ? err.message : err}`);
+      }
     }
+    pyodide ??= await loadPyodide(options);
+  } finally {
+    undo();
   }
-  pyodide ??= await loadPyodide(options);
   const unpacked = await files;
   const t1 = performance.now();
   writeFiles(pyodide.FS, unpacked, "/app");
@@ -115,6 +121,7 @@ async function boot() {
     load_ms: t2 - t0, // since the worker started
     pyodide_ms: t1 - t0, // loadPyodide (or the snapshot's restore), and sims.zip fetched and inflated, in parallel
     import_ms: t2 - t1, // writing sims.zip's files and importing the bridge (and through it sims.core); from the snapshot, the writing only
+    marks, // files: sims.zip fetched and inflated; snapshot: the snapshot fetched and inflated
   };
 }
 
