@@ -16,6 +16,7 @@ from sims.core.limits import show
 
 MAX_LENGTH = 100_000  # references (or arrivals) in a candidate
 CHUNK = 200  # evaluations between progress updates
+DRAWN = ("consensus", "replication", "election")  # topics whose panels record a run for --svg (sims/net/diagram.py)
 
 # with --policies a,b and no --objective: b's advantage over a, in each topic's headline metric
 DEFAULT_OBJECTIVE = {
@@ -109,8 +110,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.out is not None and not Path(args.out).parent.is_dir():
         raise UsageError(f"--out: cannot write {show(args.out, 120)}: its folder does not exist")
     if args.svg is not None:
-        if args.topic != "consensus" or not policies:
-            raise UsageError("--svg: draws the first --policies panel of a consensus search; give --policies")
+        if args.topic not in DRAWN or not policies:
+            raise UsageError(f"--svg: draws the first --policies panel of a {', '.join(DRAWN)} search; give --policies")
         if not args.svg.endswith(".svg"):
             raise UsageError(f"--svg: expected a file name ending in .svg, got {show(args.svg, 120)}")
         if not Path(args.svg).parent.is_dir():
@@ -237,8 +238,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def _write_svg(problem, genome: list[int], index: int, path: str, command: str) -> None:
-    """The space-time diagram of one panel's run of ``genome`` (sims/consensus/diagram.py)."""
-    from sims.consensus.diagram import svg
+    """The space-time diagram of one panel's run of ``genome`` (sims/net/diagram.py)."""
+    from sims.net.diagram import svg
 
     panel = problem.run_panel(genome, index, record=True)
     Path(path).write_text(svg(panel, f"{panel.name}: {command}"), encoding="utf-8")
@@ -322,8 +323,9 @@ def _flags(s: argparse.ArgumentParser) -> None:
         "--svg",
         metavar="F.svg",
         type=arg.path,
-        help="consensus: write a space-time diagram (nodes, messages, faults, roles, the violations) of the "
-        "first --policies panel's run of the best schedule (only when one was found)",
+        help="consensus, replication, election: write a space-time diagram (nodes, messages, faults, roles, "
+        "the client operations or leaders, the violations) of the first --policies panel's run of the best "
+        "schedule (only when one was found)",
     )
     s.add_argument("--json", action="store_true", help="print the result as one JSON object")
     s.set_defaults(fn=cmd_search)

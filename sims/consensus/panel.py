@@ -62,6 +62,7 @@ class ConsensusPanel(Panel):
         from sims.net.trace import Trace
 
         self.net.trace = Trace()
+        self.net.trace.adopt(self.net.clock)
         self.net.trace.states_of(self.net.nodes, self.t)
 
     # driving --------------------------------------------------------------------------------

@@ -25,6 +25,11 @@ _HISTORY = 64  # leader-over-time segments the view keeps (the newest)
 _VIEW_MSGS = 80  # messages in flight the view shows (the earliest to arrive)
 
 
+def _state(node) -> tuple:
+    """What a recorded run notes of a node (sims/net/trace.py): up, role, Raft's term or None."""
+    return node.up, node.role, getattr(node, "term", None)
+
+
 class CountingNetwork(Network):
     """A ``Network`` that counts the messages it is handed by kind (a tuple's first item)."""
 
@@ -62,6 +67,18 @@ class ElectionPanel(Panel):
         self.net.start(0.0)
         self._after(0.0)
 
+    def record(self) -> None:
+        """Keep a ``sims.net.trace.Trace`` of the run from now on (``self.net.trace``): messages,
+        faults, each node's role (and Raft's term) and who acts as leader when, for
+        ``sims.net.diagram``; call it before feeding events. Metrics do not change."""
+        from sims.net.trace import Trace
+
+        trace = self.net.trace = Trace()
+        trace.kind = "election"
+        trace.adopt(self.net.clock)
+        trace.states_of(self.net.nodes, self.t, _state)
+        trace.leaders.append([self.t, list(self.leaders)])
+
     # driving --------------------------------------------------------------------------------
     def advance(self, until: float) -> None:
         if until > self.t:
@@ -91,9 +108,17 @@ class ElectionPanel(Panel):
 
     def _after(self, t: float) -> None:
         nodes = self.net.nodes
+        trace = self.net.trace
+        if trace is not None:
+            trace.states_of(nodes, t, _state)
         now = tuple(i for i in range(self.n) if nodes[i].up and nodes[i].role == "leader" and not nodes[i].paused)
         if now == self.leaders:
             return
+        if trace is not None:
+            if trace.leaders and trace.leaders[-1][0] == t:
+                trace.leaders[-1][1] = list(now)
+            else:
+                trace.leaders.append([t, list(now)])
         self._close(t)
         for i in now:
             if i not in self.leaders:

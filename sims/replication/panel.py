@@ -22,6 +22,7 @@ VIEW_MESSAGES = 200  # messages in flight shown at most
 
 class ReplicationPanel(Panel):
     topic = "replication"
+    observe = None  # while recorded: called with the time after each step (sims/replication/record.py)
 
     def __init__(self, name: str, params: dict, ctx, strategy: str, node_cls, cfg, monitor) -> None:
         super().__init__(name, params, ctx)
@@ -37,15 +38,24 @@ class ReplicationPanel(Panel):
         self.now = 0.0
         self.ticks = 1  # the next tick is at ticks * TICK
 
+    def record(self) -> None:
+        """Keep a ``sims.net.trace.Trace`` of the run from now on (``self.net.trace``), for
+        ``sims.net.diagram``; call it before feeding events. Metrics do not change."""
+        from sims.replication.record import record
+
+        record(self)
+
     def advance(self, until: float) -> None:
         net = self.net
         while self.ticks * TICK <= until:
             t = self.ticks * TICK
-            net.advance(t)
+            net.advance(t, self.observe)
             self.monitor.tick(net, t)
             self.books.expire(t)
+            if self.observe is not None:
+                self.observe(t)
             self.ticks += 1
-        net.advance(until)
+        net.advance(until, self.observe)
         if until > self.now:
             self.now = until
 
@@ -68,6 +78,8 @@ class ReplicationPanel(Panel):
                 raise ValueError(f"{kind} {ev['id']}: contact node {i} is not one of 0..{net.n - 1}")
             self.books.begin(ev, net.partitioned)
             net.request(i, ev, ev["t"])  # a paused contact takes it at its resume
+        if self.observe is not None:
+            self.observe(ev["t"])
 
     def metrics(self) -> dict[str, float]:
         b, now = self.books, self.now
