@@ -12,7 +12,7 @@ from sims.cache.base import CachePolicy, scan_keys, seq
 from sims.core.diverge import Decision
 from sims.core.registry import Param, register_policy
 from sims.replace import why
-from sims.replace.base import getrandbits_of
+from sims.replace.base import random_run
 
 
 @register_policy("cache", "mru")
@@ -100,32 +100,8 @@ class Random(CachePolicy):
         return False
 
     def run(self, keys: Iterable[Hashable]) -> int:
-        """``access`` inlined over ``keys``; the draw inlined too where it is the same numbers."""
-        where, slots, size, on_evict, rng = self.where, self.keys, self.size, self.on_evict, self.rng
-        bits, draw, k = getrandbits_of(rng), rng.randrange, size.bit_length()
-        hits = 0
-        for key in keys:
-            if key in where:
-                hits += 1
-                continue
-            n = len(slots)
-            if n >= size:
-                if bits is None:
-                    i = draw(n)
-                else:  # rng.randrange(n), n == size
-                    i = bits(k)
-                    while i >= n:
-                        i = bits(k)
-                victim = slots[i]
-                del where[victim]
-                slots[i] = key
-                if on_evict is not None:
-                    on_evict(victim)
-            else:
-                i = n
-                slots.append(key)
-            where[key] = i
-        return hits
+        """``access`` inlined over ``keys`` (``sims.replace.base.random_run``)."""
+        return random_run(self.where, self.keys, self.size, self.on_evict, self.rng, keys)
 
     def resident(self) -> list[Hashable]:
         return list(self.keys)

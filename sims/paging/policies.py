@@ -17,7 +17,7 @@ from sims import replace
 from sims.core.diverge import Decision
 from sims.core.registry import register_policy
 from sims.replace import why
-from sims.replace.base import Replacement, getrandbits_of, scan_keys
+from sims.replace.base import Replacement, random_run, scan_keys
 from sims.replace.opt import Lookahead
 
 scan_pages = scan_keys  # the pages a "scan" event touches (the same event the cache topic uses)
@@ -116,32 +116,8 @@ class RandomEvict(PagingPolicy):
         return False
 
     def run(self, keys: Iterable[Hashable]) -> int:
-        """``access`` inlined over ``keys``; the draw inlined too where it is the same numbers."""
-        index, pages, size, on_evict, rng = self.index, self.pages, self.size, self.on_evict, self.rng
-        bits, draw, k = getrandbits_of(rng), rng.randrange, size.bit_length()
-        hits = 0
-        for key in keys:
-            if key in index:
-                hits += 1
-                continue
-            n = len(pages)
-            if n >= size:
-                if bits is None:
-                    i = draw(n)
-                else:  # rng.randrange(n), n == size
-                    i = bits(k)
-                    while i >= n:
-                        i = bits(k)
-                victim = pages[i]
-                del index[victim]
-                pages[i] = key
-                if on_evict is not None:
-                    on_evict(victim)
-            else:
-                i = n
-                pages.append(key)
-            index[key] = i
-        return hits
+        """``access`` inlined over ``keys`` (``sims.replace.base.random_run``)."""
+        return random_run(self.index, self.pages, self.size, self.on_evict, self.rng, keys)
 
     def explain(self, d: Decision, other: Decision | None = None) -> str:
         return why.say(

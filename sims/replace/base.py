@@ -38,6 +38,36 @@ def getrandbits_of(rng: random.Random) -> Callable[[int], int] | None:
     return None
 
 
+def random_run(where: dict, slots: list, size: int, on_evict, rng: random.Random, keys: Iterable[Hashable]) -> int:
+    """Random replacement's ``access`` inlined over ``keys`` (cache and paging alike): ``where``
+    maps a resident key to its slot in ``slots``; a miss on a full cache replaces the slot
+    ``rng.randrange(len(slots))`` names, drawn inline where ``getrandbits_of`` allows. The hits."""
+    bits, draw, k = getrandbits_of(rng), rng.randrange, size.bit_length()
+    hits = 0
+    for key in keys:
+        if key in where:
+            hits += 1
+            continue
+        n = len(slots)
+        if n >= size:
+            if bits is None:
+                i = draw(n)
+            else:  # rng.randrange(n), n == size
+                i = bits(k)
+                while i >= n:
+                    i = bits(k)
+            victim = slots[i]
+            del where[victim]
+            slots[i] = key
+            if on_evict is not None:
+                on_evict(victim)
+        else:
+            i = n
+            slots.append(key)
+        where[key] = i
+    return hits
+
+
 def references(events: list[dict]) -> Iterator[Hashable]:
     """Every key the stream references, in order (scans expanded): what OPT looks ahead over."""
     for ev in events:
