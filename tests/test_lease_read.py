@@ -127,7 +127,9 @@ def test_the_monitor_waits_for_a_lease_renewed_between_two_of_its_looks():
 
 
 @pytest.mark.every_seed("seed")
-@pytest.mark.parametrize("seed", [3, 1, 2, 4, 5])  # 3 first: the quick run's one (found at evaluation 126)
+# 3 first: the quick run's one (found at evaluation 126). Seeds 1 and 2 find it too, at evaluations
+# 1,106 and 1,391 (docs/search.md), but take 2.5-5 min each here: the CLI checked them, not `make test`
+@pytest.mark.parametrize("seed", [3, 4, 5])
 def test_the_search_finds_the_unguarded_leases_stale_read_and_shrinks_it(seed):
     problem = Problem("replication", "stale_reads(lease_read_unguarded)", 3, 40, seed=seed)
     search = Search(problem, seed, 2000).run(until_found=True)
